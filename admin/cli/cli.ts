@@ -1,0 +1,102 @@
+// Operator CLI: `npm run cli -- <command>`. Every command prints exactly one JSON object on stdout (logs go
+// to stderr) and applies pending migrations first.
+import { parseArgs } from 'node:util';
+import { z } from 'zod';
+import { loadConfig } from '../../config/index.js';
+import { EvmAddress } from '../../shared/address.js';
+import { createApiKey, revokeApiKey } from '../../shared/accounts/api-keys.js';
+import { createUser } from '../../shared/accounts/users.js';
+import { usdcOf } from '../../shared/assets.js';
+import { type ServiceContext, createContext } from '../../shared/context.js';
+import { AppError } from '../../shared/errors/app-error.js';
+import { createLogger } from '../../shared/log.js';
+import { PositiveAmount, toWire } from '../../shared/money.js';
+import { faucet } from '../../shared/settlement/token-ledger.js';
+
+const USAGE = `usage: npm run cli -- <command>
+  users create --email E
+  keys create --user USER_ID
+  keys revoke --key-id KEY_ID
+  faucet --address ADDRESS --amount ATOMIC [--asset TOKEN_ADDRESS]   (sandbox only)
+  migrate`;
+
+type Handler = (ctx: ServiceContext, opts: Record<string, string | undefined>) => Promise<object>;
+
+function need(opts: Record<string, string | undefined>, name: string): string {
+  const v = opts[name];
+  if (v === undefined || v === '') throw new AppError('BCK.HTTP.0400', `--${name} is required`);
+  return v;
+}
+
+const commands: Record<string, Handler> = {
+  'users create': (ctx, o) => createUser(ctx, need(o, 'email')),
+  'keys create': (ctx, o) => createApiKey(ctx, need(o, 'user')),
+  'keys revoke': (ctx, o) => revokeApiKey(ctx, need(o, 'key-id')),
+  migrate: async () => ({ migrated: true }),
+  faucet: async (ctx, o) => {
+    if (ctx.config.ENVIRONMENT !== 'sandbox') throw new AppError('BCK.HTTP.0400', 'the faucet exists only in the sandbox');
+    const address = z.object({ a: EvmAddress }).safeParse({ a: need(o, 'address') });
+    if (!address.success) throw new AppError('BCK.HTTP.0400', '--address must be an EVM address');
+    const amount = PositiveAmount.safeParse(need(o, 'amount'));
+    if (!amount.success) throw new AppError('BCK.HTTP.0400', '--amount must be a positive integer in atomic units');
+    let asset: string = usdcOf(ctx.config.ENVIRONMENT).address;
+    if (o.asset !== undefined) {
+      const a = z.object({ a: EvmAddress }).safeParse({ a: o.asset });
+      if (!a.success) throw new AppError('BCK.HTTP.0400', '--asset must be a token address');
+      asset = a.data.a;
+    }
+    const r = await faucet(ctx, address.data.a, asset, amount.data);
+    return { address: address.data.a, asset, amount: toWire(amount.data), balance: toWire(r.balance), txId: r.txId };
+  },
+};
+
+function print(obj: object): void {
+  process.stdout.write(`${JSON.stringify(obj)}\n`);
+}
+
+async function main(): Promise<number> {
+  const { positionals, values } = parseArgs({
+    allowPositionals: true,
+    strict: true,
+    options: {
+      email: { type: 'string' },
+      user: { type: 'string' },
+      'key-id': { type: 'string' },
+      address: { type: 'string' },
+      amount: { type: 'string' },
+      asset: { type: 'string' },
+    },
+  });
+  const name = positionals.length >= 2 && commands[`${positionals[0]} ${positionals[1]}`] !== undefined
+    ? `${positionals[0]} ${positionals[1]}`
+    : (positionals[0] ?? '');
+  const handler = commands[name];
+  if (handler === undefined) {
+    print({ error: 'BCK.HTTP.0400', message: `unknown command "${positionals.join(' ')}"`, usage: USAGE });
+    return 2;
+  }
+  const config = loadConfig();
+  const log = createLogger({ ...config, LOG_LEVEL: config.LOG_LEVEL === 'info' ? 'warn' : config.LOG_LEVEL }, 'cli');
+  const ctx = await createContext(config, log, { migrate: true });
+  try {
+    print(await handler(ctx, values));
+    return 0;
+  } catch (err) {
+    if (err instanceof AppError) {
+      print({ error: err.code, message: err.details });
+      return 1;
+    }
+    throw err;
+  } finally {
+    await ctx.db.close();
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    const message = err instanceof Error ? err.message.split('\n')[0] : 'unexpected error';
+    print({ error: 'BCK.HTTP.0500', message });
+    process.exit(1);
+  },
+);

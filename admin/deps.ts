@@ -1,0 +1,10 @@
+import type { Authenticator } from '../shared/accounts/api-keys.js';
+import type { ServiceContext } from '../shared/context.js';
+import type { TokenSigner } from '../shared/keys/signing-keys.js';
+
+/** What the admin routes need: the service context plus the process-wide helpers built from it. */
+export interface AdminDeps {
+  readonly ctx: ServiceContext;
+  readonly auth: Authenticator;
+  readonly signer: TokenSigner;
+}

@@ -1,0 +1,34 @@
+// The one catch point of the admin process (node-oidc-provider's error_handler): AppErrors become the
+// envelope; framework errors with a client status map to BCK.HTTP.<status>; anything else is a generic 500.
+import type { Middleware } from 'koa';
+import { AppError, toEnvelope } from '../../shared/errors/app-error.js';
+import type { AdminState } from '../http/state.js';
+
+function classify(err: unknown): AppError {
+  if (err instanceof AppError) return err;
+  const status = (err as { status?: unknown; statusCode?: unknown }).status;
+  if (status === 413) return new AppError('BCK.HTTP.0413', 'request body exceeds the size limit');
+  if (status === 415) return new AppError('BCK.HTTP.0415');
+  if (typeof status === 'number' && status >= 400 && status < 500) {
+    return new AppError('BCK.HTTP.0400', 'request body is not valid JSON');
+  }
+  return new AppError('BCK.HTTP.0500');
+}
+
+export function errorHandler(docsUrl: string): Middleware<AdminState> {
+  return async (ctx, next) => {
+    try {
+      await next();
+      if (ctx.status === 404 && ctx.body === undefined) {
+        throw new AppError('BCK.HTTP.0404', `no route for ${ctx.method} ${ctx.path}`);
+      }
+    } catch (err) {
+      const appError = classify(err);
+      if (appError.httpStatus >= 500) ctx.state.log.error({ err }, 'unhandled error');
+      ctx.status = appError.httpStatus;
+      // The unread rest of an oversize body makes the connection unusable: say so, so clients do not reuse it.
+      if (appError.httpStatus === 413) ctx.set('connection', 'close');
+      ctx.body = toEnvelope(appError, ctx.state.correlationId, docsUrl);
+    }
+  };
+}

@@ -1,0 +1,30 @@
+// Entry point of the admin process: `npm run start:admin`.
+import { createServer } from 'node:http';
+import { loadConfigOrExit } from '../config/index.js';
+import { ensureOperatorWallet } from '../shared/accounts/service-wallets.js';
+import { createContext } from '../shared/context.js';
+import { ensureSigningKey } from '../shared/keys/signing-keys.js';
+import { createLogger } from '../shared/log.js';
+import { onShutdown } from '../shared/shutdown.js';
+import { buildAdminApp } from './app.js';
+
+const config = loadConfigOrExit();
+const log = createLogger(config, 'admin');
+const ctx = await createContext(config, log, { migrate: process.env.PAYROUTE_SKIP_MIGRATE !== '1' });
+await ensureSigningKey(ctx);
+await ensureOperatorWallet(ctx);
+const { app } = buildAdminApp(ctx);
+const server = createServer(app.callback());
+server.keepAliveTimeout = 65_000;
+server.listen(config.ADMIN_PORT, config.HOST, () => {
+  const addr = server.address();
+  const port = typeof addr === 'object' && addr !== null ? addr.port : config.ADMIN_PORT;
+  log.info({ host: config.HOST, port }, 'admin listening');
+  // Machine-readable readiness line for supervisors and tests (stdout carries nothing else).
+  process.stdout.write(`${JSON.stringify({ ready: 'admin', port })}\n`);
+});
+onShutdown(log, async () => {
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  server.closeAllConnections();
+  await ctx.db.close();
+});

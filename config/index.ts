@@ -1,0 +1,105 @@
+// The one configuration module. Every key is read from the environment, validated by one zod schema,
+// and every problem is reported at once (node-oidc-provider's habit: name the exact key that is wrong).
+import { resolve } from 'node:path';
+import { z } from 'zod';
+
+const port = z.coerce.number().int().min(0).max(65535);
+
+export const ConfigSchema = z
+  .object({
+    /** Interface both processes bind to. Default 127.0.0.1: expose deliberately, behind TLS. */
+    HOST: z.string().min(1).default('127.0.0.1'),
+    /** Admin process (Koa): registry, credits, delegations, JWKS. Default 3000. */
+    ADMIN_PORT: port.default(3000),
+    /** Proxy process (node:http): the public front door and the payment router. Default 3001. */
+    PROXY_PORT: port.default(3001),
+    /** Where the proxy relays non-router paths. Default http://HOST:ADMIN_PORT. */
+    ADMIN_URL: z.url().optional(),
+    /** Public base of `{host_url}` used in docs URLs and JWT issuers. Default http://HOST:PROXY_PORT. */
+    PUBLIC_URL: z.url().optional(),
+    /** Directory for the SQLite file and the generated secrets key. Default ./data. */
+    DATA_DIR: z.string().min(1).default('./data'),
+    /** Unset: SQLite at DATA_DIR/payroute.sqlite. `sqlite:<path>` or `postgres://...`. */
+    DATABASE_URL: z
+      .string()
+      .regex(/^(sqlite:.+|postgres(ql)?:\/\/.+)$/, 'must be sqlite:<path> or postgres://...')
+      .optional(),
+    /** `sandbox` (test network, faucet allowed) or `live` (main network). Default sandbox. */
+    ENVIRONMENT: z.enum(['sandbox', 'live']).default('sandbox'),
+    /** At least 32 characters; the AES-256-GCM key for stored secrets is derived from it (HKDF-SHA256).
+     *  Unset: generated once into DATA_DIR/secrets.key (sandbox only; required in live). */
+    SECRETS_KEY: z.string().min(32, 'must be at least 32 characters').optional(),
+    /** pino level. Default info. */
+    LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    /** Log destination: unset = stderr, or a file path. */
+    LOG_FILE: z.string().min(1).optional(),
+    /** JSON request body limit in bytes. Default 1 MB. */
+    BODY_LIMIT_BYTES: z.coerce.number().int().positive().default(1_048_576),
+    /** How long an authenticated API key stays cached; revocation takes effect within this. Max 1000 ms. */
+    API_KEY_CACHE_MS: z.coerce.number().int().min(0).max(1000).default(1000),
+    /** Lifetime of plan access tokens (JWT) in seconds. Default 1 day. */
+    ACCESS_TOKEN_TTL_SECS: z.coerce.number().int().positive().default(86_400),
+    /** Lifetime of initialize proofs in seconds. Default 1 hour. */
+    PROOF_TTL_SECS: z.coerce.number().int().positive().default(3600),
+    /** Base of `docsUrl` in error envelopes. */
+    DOCS_URL: z.url().default('https://github.com/payroute/payroute/blob/main/docs/errors.md'),
+  })
+  .superRefine((c, ctx) => {
+    if (c.ENVIRONMENT === 'live' && c.SECRETS_KEY === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['SECRETS_KEY'], message: 'is required when ENVIRONMENT=live' });
+    }
+  });
+
+export type RawConfig = z.infer<typeof ConfigSchema>;
+
+export type Config = RawConfig & {
+  adminUrl: string;
+  publicUrl: string;
+  dataDir: string;
+  database: { kind: 'sqlite'; path: string } | { kind: 'postgresql'; url: string };
+};
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+  }
+}
+
+/** Parses the environment; throws ConfigError listing every problem at once. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  // Empty strings mean "unset", as in most .env files.
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const parsed = ConfigSchema.safeParse(cleaned);
+  if (!parsed.success) {
+    throw new ConfigError(parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'} ${i.message}`));
+  }
+  const c = parsed.data;
+  const dataDir = resolve(c.DATA_DIR);
+  const url = c.DATABASE_URL;
+  const database: Config['database'] =
+    url === undefined
+      ? { kind: 'sqlite', path: resolve(dataDir, 'payroute.sqlite') }
+      : url.startsWith('sqlite:')
+        ? { kind: 'sqlite', path: resolve(url.slice('sqlite:'.length)) }
+        : { kind: 'postgresql', url };
+  return {
+    ...c,
+    dataDir,
+    database,
+    adminUrl: c.ADMIN_URL ?? `http://${c.HOST}:${c.ADMIN_PORT}`,
+    publicUrl: (c.PUBLIC_URL ?? `http://${c.HOST}:${c.PROXY_PORT}`).replace(/\/$/, ''),
+  };
+}
+
+/** For process entry points: print every problem and exit non-zero. */
+export function loadConfigOrExit(): Config {
+  try {
+    return loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${err.message}\n`);
+      process.exit(2);
+    }
+    throw err;
+  }
+}

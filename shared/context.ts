@@ -1,0 +1,30 @@
+// What every service needs, built once per process (admin, proxy, CLI, tests).
+import type { Config } from '../config/index.js';
+import { type SecretBox, resolveSecretsKey, secretBox } from './crypto/secrets.js';
+import { type Db, migrate, openDb } from './db/orm.js';
+import type { Logger } from './log.js';
+
+export interface ServiceContext {
+  readonly config: Config;
+  readonly db: Db;
+  readonly box: SecretBox;
+  readonly log: Logger;
+  now(): Date;
+}
+
+export async function createContext(
+  config: Config,
+  log: Logger,
+  opts: { migrate?: boolean } = {},
+): Promise<ServiceContext> {
+  const { key, generated } = resolveSecretsKey(config.SECRETS_KEY, config.dataDir);
+  if (generated) {
+    log.warn({ dataDir: config.dataDir }, 'SECRETS_KEY is not set: using the generated key in DATA_DIR/secrets.key (sandbox only)');
+  }
+  const db = await openDb(config.database);
+  if (opts.migrate === true) {
+    const applied = await migrate(db);
+    if (applied.length > 0) log.info({ applied }, 'migrations applied');
+  }
+  return { config, db, box: secretBox(key), log, now: () => new Date() };
+}

@@ -1,0 +1,87 @@
+import { defineEntity, p } from '@mikro-orm/core';
+
+/**
+ * Credits are held in lots: plain mints and orders never expire (expiresAt null), mintExpirable lots stop
+ * counting at expiresAt. A burn takes soonest-expiring lots first.
+ */
+export const CreditLot = defineEntity({
+  name: 'CreditLot',
+  tableName: 'credit_lot',
+  indexes: [{ properties: ['planId', 'holderAddress'] }],
+  properties: {
+    id: p.string().primary(),
+    planId: p.integer(),
+    holderAddress: p.string(),
+    remaining: p.bigint(),
+    expiresAt: p.datetime().nullable(),
+    createdAt: p.datetime().onCreate(() => new Date()),
+  },
+});
+
+/** Append-only: one row per credit movement (mint, order, redeem, sub-task). */
+export const CreditLedger = defineEntity({
+  name: 'CreditLedger',
+  tableName: 'credit_ledger',
+  indexes: [{ properties: ['planId', 'holderAddress', 'createdAt'] }],
+  properties: {
+    id: p.string().primary(),
+    planId: p.integer(),
+    holderAddress: p.string(),
+    /** Signed: positive for mints and orders, negative for burns. */
+    delta: p.bigint(),
+    kind: p.string(),
+    reference: p.string().nullable(),
+    createdAt: p.datetime().onCreate(() => new Date()),
+  },
+});
+
+/** An initialized agent request: the most it may burn, and how much it has burnt. */
+export const AgentRequest = defineEntity({
+  name: 'AgentRequest',
+  tableName: 'agent_request',
+  properties: {
+    id: p.string().primary(),
+    planId: p.integer(),
+    agentId: p.string(),
+    holderAddress: p.string(),
+    maxCredits: p.bigint(),
+    burned: p.bigint().default(0),
+    createdAt: p.datetime().onCreate(() => new Date()),
+  },
+});
+
+/** One row per burn against an agent request; the unique key makes each burn happen once. */
+export const CreditBurn = defineEntity({
+  name: 'CreditBurn',
+  tableName: 'credit_burn',
+  uniques: [{ properties: ['agentRequestId', 'burnKey'] }],
+  properties: {
+    id: p.string().primary(),
+    agentRequestId: p.string(),
+    /** `redeem`, or `subtask:<tag>`. */
+    burnKey: p.string(),
+    amount: p.bigint(),
+    tag: p.string().nullable(),
+    description: p.text().nullable(),
+    status: p.string().nullable(),
+    createdAt: p.datetime().onCreate(() => new Date()),
+  },
+});
+
+/** A plan purchase: price paid through the settlement backend, credits minted. */
+export const PlanOrder = defineEntity({
+  name: 'PlanOrder',
+  tableName: 'plan_order',
+  indexes: [{ properties: ['buyerUserId', 'createdAt'] }],
+  properties: {
+    id: p.string().primary(),
+    planId: p.integer(),
+    buyerUserId: p.string(),
+    buyerAddress: p.string(),
+    asset: p.string(),
+    amountPaid: p.bigint(),
+    credits: p.bigint(),
+    txId: p.string().nullable(),
+    createdAt: p.datetime().onCreate(() => new Date()),
+  },
+});

@@ -1,0 +1,92 @@
+import { randomUUID } from 'node:crypto';
+import { type ErrorCode, catalogue } from './catalogue.js';
+
+/** Fields of the error envelope (service-interface "Error envelope"). */
+export interface ErrorEnvelope {
+  code: string;
+  httpStatus: number;
+  message: string;
+  details: string;
+  error: string;
+  hint: string;
+  docsUrl: string;
+  category: string;
+  retryable: boolean;
+  correlationId: string;
+  uuid: string;
+  date: string;
+  params: string;
+  [extra: string]: unknown;
+}
+
+/**
+ * The one error class services throw. `details` is safe to show; anything that is not an AppError is
+ * turned into BCK.HTTP.0500 by the catch points and never reaches the wire.
+ */
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly details: string;
+  readonly params: Record<string, unknown>;
+  /** Extra top-level fields of the envelope (e.g. the original paymentId of a duplicate). */
+  readonly extra: Record<string, unknown>;
+
+  constructor(
+    code: ErrorCode,
+    details?: string,
+    params: Record<string, unknown> = {},
+    extra: Record<string, unknown> = {},
+  ) {
+    super(details ?? catalogue[code].message);
+    this.name = 'AppError';
+    this.code = code;
+    this.details = details ?? catalogue[code].message;
+    this.params = params;
+    this.extra = extra;
+  }
+
+  get httpStatus(): number {
+    return catalogue[this.code].httpStatus;
+  }
+}
+
+const REASONS: Record<number, string> = {
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  402: 'Payment Required',
+  403: 'Forbidden',
+  404: 'Not Found',
+  405: 'Method Not Allowed',
+  409: 'Conflict',
+  413: 'Payload Too Large',
+  415: 'Unsupported Media Type',
+  429: 'Too Many Requests',
+  500: 'Internal Server Error',
+  502: 'Bad Gateway',
+  503: 'Service Unavailable',
+};
+
+export function toEnvelope(err: AppError, correlationId: string, docsBase: string): ErrorEnvelope {
+  const def = catalogue[err.code];
+  return {
+    ...err.extra,
+    code: err.code,
+    httpStatus: def.httpStatus,
+    message: def.message,
+    details: err.details,
+    error: REASONS[def.httpStatus] ?? 'Error',
+    hint: def.hint,
+    docsUrl: `${docsBase}#${err.code.toLowerCase().replaceAll('.', '')}`,
+    category: def.category,
+    retryable: def.retryable,
+    correlationId,
+    uuid: randomUUID(),
+    date: new Date().toISOString(),
+    params: JSON.stringify(err.params),
+  };
+}
+
+/** Anything thrown maps to an AppError; unknown errors become a generic 500 (internals never leak). */
+export function asAppError(err: unknown): AppError {
+  if (err instanceof AppError) return err;
+  return new AppError('BCK.HTTP.0500');
+}

@@ -1,0 +1,52 @@
+// The one error catalogue. Every code the service can put on the wire is listed here, with its HTTP status,
+// category and whether a retry can help. Codes have the interface's form BCK.<AREA>.<4 digits>; framework-level
+// errors use BCK.HTTP.<status as 4 digits> (DESIGN §8).
+
+export type ErrorCategory = 'auth' | 'integration' | 'validation' | 'payment' | 'not_found' | 'conflict' | 'internal';
+
+export interface CatalogueEntry {
+  readonly httpStatus: number;
+  readonly message: string;
+  readonly category: ErrorCategory;
+  readonly retryable: boolean;
+  readonly hint: string;
+}
+
+const entry = (
+  httpStatus: number,
+  category: ErrorCategory,
+  message: string,
+  hint: string,
+  retryable = false,
+): CatalogueEntry => ({ httpStatus, category, message, hint, retryable });
+
+export const catalogue = {
+  // Framework level
+  'BCK.HTTP.0400': entry(400, 'validation', 'Invalid request', 'Check the request body and parameters against the API reference.'),
+  'BCK.HTTP.0404': entry(404, 'not_found', 'Route not found', 'Check the method and path.'),
+  'BCK.HTTP.0405': entry(405, 'validation', 'Method not allowed', 'Check the method.'),
+  'BCK.HTTP.0413': entry(413, 'validation', 'Request body too large', 'Send a smaller body.'),
+  'BCK.HTTP.0415': entry(415, 'validation', 'Unsupported content type', 'Send Content-Type: application/json.'),
+  'BCK.HTTP.0500': entry(500, 'internal', 'Internal server error', 'Retry later; report the correlationId if it persists.', true),
+  'BCK.HTTP.0502': entry(502, 'integration', 'Upstream service unavailable', 'Retry later.', true),
+  'BCK.HTTP.0503': entry(503, 'internal', 'Service not ready', 'Retry later.', true),
+
+  // Authentication
+  'BCK.AUTH.0001': entry(401, 'auth', 'Missing or invalid API key', 'Send Authorization: Bearer <API key> with a key of this environment.'),
+
+  // Registry and credits (protocol)
+  'BCK.PROTOCOL.0003': entry(404, 'not_found', 'Plan not found', 'Check the planId.'),
+  'BCK.PROTOCOL.0004': entry(404, 'not_found', 'Agent not found', 'Check the agentId.'),
+  'BCK.PROTOCOL.0005': entry(404, 'not_found', 'Holder not found', 'The address is not an account known to this plan.'),
+  'BCK.PROTOCOL.0010': entry(403, 'auth', 'Only the plan owner may do this', 'Use an API key of the plan owner.'),
+  'BCK.PROTOCOL.0020': entry(400, 'validation', 'Endpoint does not match the agent', 'Use one of the endpoints registered for the agent and verb.'),
+  'BCK.PROTOCOL.0021': entry(401, 'auth', 'Invalid access token', 'Obtain a fresh token from /protocol/token/{planId}/{agentId}.'),
+  'BCK.PROTOCOL.0022': entry(400, 'validation', 'Invalid or mismatched proof', 'Use the proof returned by initialize for this plan, holder and agent.'),
+  'BCK.PROTOCOL.0023': entry(409, 'conflict', 'Agent request already redeemed', 'Each agentRequestId is redeemed once.'),
+  'BCK.PROTOCOL.0024': entry(404, 'not_found', 'Agent request not found', 'Call initialize first.'),
+  'BCK.PROTOCOL.0062': entry(403, 'integration', 'The plan is unlisted and cannot be purchased', 'Ask the plan owner to list the plan again.'),
+  'BCK.PAYMENT.0001': entry(402, 'payment', 'Payment failed: the buyer wallet balance is insufficient', 'Fund the wallet (sandbox: npm run cli -- faucet) and retry.'),
+  'BCK.CREDITS.0003': entry(402, 'payment', 'Insufficient credits', 'Order the plan to obtain credits.'),
+} as const satisfies Record<string, CatalogueEntry>;
+
+export type ErrorCode = keyof typeof catalogue;

@@ -1,0 +1,133 @@
+// Starts the real admin and proxy processes on ephemeral ports against a fresh database, plus an in-test
+// ServiceContext on the same database (to create users like the CLI does and to assert on rows).
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { loadConfig } from '../../config/index.js';
+import { type CreatedUser, createUser } from '../../shared/accounts/users.js';
+import { type ServiceContext, createContext } from '../../shared/context.js';
+import { createLogger } from '../../shared/log.js';
+import { type DbKind, type TestDatabase, createTestDatabase } from './databases.js';
+import { type ApiClient, apiClient } from './http.js';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+export interface Stack {
+  readonly kind: DbKind;
+  readonly db: TestDatabase;
+  readonly adminUrl: string;
+  readonly proxyUrl: string;
+  /** Base of the interface: {base_url} = proxy + /api/v1. */
+  readonly baseUrl: string;
+  readonly ctx: ServiceContext;
+  readonly env: Record<string, string>;
+  /** Creates a user (as the CLI does) and an API client bound to its key, talking to the proxy. */
+  user(email?: string): Promise<CreatedUser & { api: ApiClient }>;
+  /** Starts one more process of the given kind against the same database. */
+  spawn(kind: 'admin' | 'proxy', extraEnv?: Record<string, string>): Promise<{ url: string; stop(): Promise<void> }>;
+  stop(): Promise<void>;
+}
+
+function startProcess(entry: string, env: Record<string, string>): Promise<{ child: ChildProcess; port: number }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', entry], {
+      cwd: ROOT,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr?.on('data', (d: Buffer) => {
+      stderr = (stderr + d.toString()).slice(-4000);
+    });
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`${entry} did not become ready:\n${stderr}`));
+    }, 30_000);
+    if (child.stdout === null) throw new Error('no stdout');
+    createInterface({ input: child.stdout }).on('line', (line) => {
+      try {
+        const msg = JSON.parse(line) as { ready?: string; port?: number };
+        if (msg.ready !== undefined && typeof msg.port === 'number') {
+          clearTimeout(timer);
+          resolve({ child, port: msg.port });
+        }
+      } catch {
+        // not a readiness line
+      }
+    });
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${entry} exited with ${code}:\n${stderr}`));
+    });
+  });
+}
+
+function stopProcess(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    child.once('exit', () => resolve());
+    child.kill('SIGTERM');
+    setTimeout(() => child.kill('SIGKILL'), 5000).unref();
+  });
+}
+
+export async function startStack(kind: DbKind, extraEnv: Record<string, string> = {}): Promise<Stack> {
+  const db = await createTestDatabase(kind);
+  const dataDir = mkdtempSync(join(tmpdir(), 'payroute-data-'));
+  const env: Record<string, string> = {
+    HOST: '127.0.0.1',
+    DATA_DIR: dataDir,
+    DATABASE_URL: db.url,
+    SECRETS_KEY: randomBytes(32).toString('hex'),
+    ENVIRONMENT: 'sandbox',
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'warn',
+    ...extraEnv,
+  };
+  const config = loadConfig(env);
+  const ctx = await createContext(config, createLogger({ LOG_LEVEL: 'warn' }, 'test'), { migrate: true });
+  const children: ChildProcess[] = [];
+  const admin = await startProcess('admin/server.ts', { ...env, ADMIN_PORT: '0', PAYROUTE_SKIP_MIGRATE: '1' });
+  children.push(admin.child);
+  const adminUrl = `http://127.0.0.1:${admin.port}`;
+  const proxy = await startProcess('proxy/server.ts', { ...env, PROXY_PORT: '0', ADMIN_URL: adminUrl });
+  children.push(proxy.child);
+  const proxyUrl = `http://127.0.0.1:${proxy.port}`;
+  let n = 0;
+  return {
+    kind,
+    db,
+    adminUrl,
+    proxyUrl,
+    baseUrl: `${proxyUrl}/api/v1`,
+    ctx,
+    env,
+    async user(email) {
+      n += 1;
+      const u = await createUser(ctx, email ?? `user${n}-${randomBytes(3).toString('hex')}@example.test`);
+      return { ...u, api: apiClient(`${proxyUrl}/api/v1`, u.apiKey) };
+    },
+    async spawn(which, more = {}) {
+      const entry = which === 'admin' ? 'admin/server.ts' : 'proxy/server.ts';
+      const p = await startProcess(entry, {
+        ...env,
+        ADMIN_PORT: '0',
+        PROXY_PORT: '0',
+        ADMIN_URL: adminUrl,
+        PAYROUTE_SKIP_MIGRATE: '1',
+        ...more,
+      });
+      children.push(p.child);
+      return { url: `http://127.0.0.1:${p.port}`, stop: () => stopProcess(p.child) };
+    },
+    async stop() {
+      await Promise.all(children.map(stopProcess));
+      await ctx.db.close();
+      await db.drop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
