@@ -14,10 +14,10 @@ export interface ApiClient {
   put<T = any>(path: string, body?: unknown): Promise<ApiResponse<T>>;
   del<T = any>(path: string): Promise<ApiResponse<T>>;
   /** Sends a raw body (for malformed-JSON and oversize tests). */
-  raw(method: string, path: string, body: string | Buffer, headers?: Record<string, string>): Promise<ApiResponse>;
+  raw(method: string, path: string, body: string | Buffer, headers?: Record<string, string>): Promise<ApiResponse<any>>;
 }
 
-async function toResponse(res: Response): Promise<ApiResponse> {
+async function toResponse(res: Response): Promise<ApiResponse<any>> {
   const text = await res.text();
   let body: unknown = text;
   try {

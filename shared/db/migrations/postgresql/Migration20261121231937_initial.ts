@@ -1,8 +1,8 @@
 import { Migration } from '@mikro-orm/migrations';
 
-export class Migration20261121224521_initial extends Migration {
+export class Migration20261121231937_initial extends Migration {
 
-  override name = 'Migration20261121224521_initial';
+  override name = 'Migration20261121231937_initial';
 
   override up(): void | Promise<void> {
     this.addSql(`create table "agent" ("id" varchar(255) not null, "owner_id" varchar(255) not null, "name" varchar(255) not null, "description" text not null, "tags" jsonb not null, "endpoints" jsonb not null, "agent_definition_url" text not null, "listed" boolean not null default true, "created_at" timestamptz not null, "updated_at" timestamptz not null, primary key ("id"));`);

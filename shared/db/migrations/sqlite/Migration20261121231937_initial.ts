@@ -1,8 +1,8 @@
 import { Migration } from '@mikro-orm/migrations';
 
-export class Migration20261121224521_initial extends Migration {
+export class Migration20261121231937_initial extends Migration {
 
-  override name = 'Migration20261121224521_initial';
+  override name = 'Migration20261121231937_initial';
 
   override up(): void | Promise<void> {
     this.addSql(`create table \`agent\` (\`id\` text not null primary key, \`owner_id\` text not null, \`name\` text not null, \`description\` text not null, \`tags\` json not null, \`endpoints\` json not null, \`agent_definition_url\` text not null, \`listed\` integer not null default true, \`created_at\` datetime not null, \`updated_at\` datetime not null);`);
