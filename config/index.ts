@@ -3,7 +3,9 @@
 import { resolve } from 'node:path';
 import { z } from 'zod';
 
-const port = z.coerce.number().int().min(0).max(65535);
+/** A whole number in decimal digits: z.coerce.number() alone would read '', ' ', '1e3' and '0x10' as numbers. */
+const whole = z.string().regex(/^[0-9]{1,15}$/, 'must be a whole number').transform(Number);
+const port = whole.pipe(z.number().int().min(0).max(65535));
 
 export const ConfigSchema = z
   .object({
@@ -13,9 +15,10 @@ export const ConfigSchema = z
     ADMIN_PORT: port.default(3000),
     /** Proxy process (node:http): the public front door and the payment router. Default 3001. */
     PROXY_PORT: port.default(3001),
-    /** Where the proxy relays non-router paths. Default http://HOST:ADMIN_PORT. */
+    /** Where the proxy relays non-router paths. Default http://HOST:ADMIN_PORT (loopback when HOST is 0.0.0.0 or ::). */
     ADMIN_URL: z.url().optional(),
-    /** Public base of `{host_url}` used in docs URLs and JWT issuers. Default http://HOST:PROXY_PORT. */
+    /** Public base of `{host_url}` used in docs URLs and JWT issuers. Default http://HOST:PROXY_PORT (loopback when
+     *  HOST is 0.0.0.0 or ::). Set it to the address clients use when the service is exposed. */
     PUBLIC_URL: z.url().optional(),
     /** Directory for the SQLite file and the generated secrets key. Default ./data. */
     DATA_DIR: z.string().min(1).default('./data'),
@@ -34,20 +37,21 @@ export const ConfigSchema = z
     /** Log destination: unset = stderr, or a file path. */
     LOG_FILE: z.string().min(1).optional(),
     /** JSON request body limit in bytes. Default 1 MB. */
-    BODY_LIMIT_BYTES: z.coerce.number().int().positive().default(1_048_576),
+    BODY_LIMIT_BYTES: whole.pipe(z.number().int().positive()).default(1_048_576),
     /** How long an authenticated API key stays cached; revocation takes effect within this. Max 1000 ms. */
-    API_KEY_CACHE_MS: z.coerce.number().int().min(0).max(1000).default(1000),
+    API_KEY_CACHE_MS: whole.pipe(z.number().int().min(0).max(1000)).default(1000),
     /** Lifetime of plan access tokens (JWT) in seconds. Default 1 day. */
-    ACCESS_TOKEN_TTL_SECS: z.coerce.number().int().positive().default(86_400),
+    ACCESS_TOKEN_TTL_SECS: whole.pipe(z.number().int().positive()).default(86_400),
     /** Lifetime of initialize proofs in seconds. Default 1 hour. */
-    PROOF_TTL_SECS: z.coerce.number().int().positive().default(3600),
+    PROOF_TTL_SECS: whole.pipe(z.number().int().positive()).default(3600),
     /** Base of `docsUrl` in error envelopes. */
     DOCS_URL: z.url().default('https://github.com/payroute/payroute/blob/main/docs/errors.md'),
   })
-  .superRefine((c, ctx) => {
-    if (c.ENVIRONMENT === 'live' && c.SECRETS_KEY === undefined) {
-      ctx.addIssue({ code: 'custom', path: ['SECRETS_KEY'], message: 'is required when ENVIRONMENT=live' });
-    }
+  .refine((c) => !(c.ENVIRONMENT === 'live' && c.SECRETS_KEY === undefined), {
+    path: ['SECRETS_KEY'],
+    message: 'is required when ENVIRONMENT=live',
+    // Run even when other keys are wrong, so every problem is reported at once (zod skips refinements otherwise).
+    when: () => true,
   });
 
 export type RawConfig = z.infer<typeof ConfigSchema>;
@@ -63,6 +67,16 @@ export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
     super(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
   }
+}
+
+/**
+ * HOST as the host part of a derived URL. A wildcard bind address (0.0.0.0, ::, as in the container) is not an
+ * address to connect to or to put in a JWT issuer: the derived URLs use loopback instead. IPv6 needs brackets.
+ */
+function urlHost(host: string): string {
+  if (host === '0.0.0.0') return '127.0.0.1';
+  if (host === '::' || host === '[::]') return '[::1]';
+  return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
 }
 
 /** Parses the environment; throws ConfigError listing every problem at once. */
@@ -86,8 +100,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ...c,
     dataDir,
     database,
-    adminUrl: c.ADMIN_URL ?? `http://${c.HOST}:${c.ADMIN_PORT}`,
-    publicUrl: (c.PUBLIC_URL ?? `http://${c.HOST}:${c.PROXY_PORT}`).replace(/\/$/, ''),
+    adminUrl: c.ADMIN_URL ?? `http://${urlHost(c.HOST)}:${c.ADMIN_PORT}`,
+    publicUrl: (c.PUBLIC_URL ?? `http://${urlHost(c.HOST)}:${c.PROXY_PORT}`).replace(/\/$/, ''),
   };
 }
 

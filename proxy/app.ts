@@ -25,6 +25,15 @@ export function buildProxyHandler(config: Config, log: Logger, relay: Relay) {
       sendError(res, new AppError('BCK.HTTP.0404', `no route for ${req.method ?? 'GET'} ${path}`), id, config.DOCS_URL);
       return;
     }
+    // Refuse a declared oversize body here: relaying it would race the admin's 413 against the upload and
+    // could surface as a 502. (Chunked bodies are still limited by the admin's parser.)
+    const declared = Number(req.headers['content-length'] ?? '0');
+    if (Number.isFinite(declared) && declared > config.BODY_LIMIT_BYTES) {
+      res.setHeader('connection', 'close');
+      sendError(res, new AppError('BCK.HTTP.0413', 'request body exceeds the size limit'), id, config.DOCS_URL);
+      req.resume();
+      return;
+    }
     relay.forward(req, res, (err) => {
       log.warn({ err: err.message, correlationId: id }, 'admin relay failed');
       sendError(res, new AppError('BCK.HTTP.0502', 'the admin process did not answer'), id, config.DOCS_URL);

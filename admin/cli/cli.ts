@@ -2,7 +2,7 @@
 // to stderr) and applies pending migrations first.
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { loadConfig } from '../../config/index.js';
+import { type Config, ConfigError, loadConfig } from '../../config/index.js';
 import { EvmAddress } from '../../shared/address.js';
 import { createApiKey, revokeApiKey } from '../../shared/accounts/api-keys.js';
 import { createUser } from '../../shared/accounts/users.js';
@@ -54,28 +54,46 @@ function print(obj: object): void {
   process.stdout.write(`${JSON.stringify(obj)}\n`);
 }
 
+const OPTIONS = {
+  email: { type: 'string' },
+  user: { type: 'string' },
+  'key-id': { type: 'string' },
+  address: { type: 'string' },
+  amount: { type: 'string' },
+  asset: { type: 'string' },
+} as const;
+
+function parse() {
+  try {
+    return parseArgs({ allowPositionals: true, strict: true, options: OPTIONS });
+  } catch (err) {
+    // Unknown option, missing or dash-leading value (`--amount -1`): a usage error, not an internal one.
+    print({ error: 'BCK.HTTP.0400', message: err instanceof Error ? err.message : 'invalid arguments', usage: USAGE });
+    return undefined;
+  }
+}
+
 async function main(): Promise<number> {
-  const { positionals, values } = parseArgs({
-    allowPositionals: true,
-    strict: true,
-    options: {
-      email: { type: 'string' },
-      user: { type: 'string' },
-      'key-id': { type: 'string' },
-      address: { type: 'string' },
-      amount: { type: 'string' },
-      asset: { type: 'string' },
-    },
-  });
+  const args = parse();
+  if (args === undefined) return 2;
+  const { positionals, values } = args;
   const name = positionals.length >= 2 && commands[`${positionals[0]} ${positionals[1]}`] !== undefined
     ? `${positionals[0]} ${positionals[1]}`
     : (positionals[0] ?? '');
   const handler = commands[name];
-  if (handler === undefined) {
+  // Leftover words (`users create extra`) are refused rather than ignored.
+  if (handler === undefined || name.split(' ').length !== positionals.length) {
     print({ error: 'BCK.HTTP.0400', message: `unknown command "${positionals.join(' ')}"`, usage: USAGE });
     return 2;
   }
-  const config = loadConfig();
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    print({ error: 'BCK.HTTP.0400', message: 'invalid configuration', problems: err.problems });
+    return 2;
+  }
   const log = createLogger({ ...config, LOG_LEVEL: config.LOG_LEVEL === 'info' ? 'warn' : config.LOG_LEVEL }, 'cli');
   const ctx = await createContext(config, log, { migrate: true });
   try {

@@ -1,6 +1,7 @@
 // `npm start`: applies pending migrations, then runs the admin and proxy processes with prefixed logs.
 // Ctrl-C or SIGTERM stops both; if either exits, the other is stopped and the exit code is passed on.
 import { type ChildProcess, spawn } from 'node:child_process';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { loadConfigOrExit } from '../../config/index.js';
@@ -21,9 +22,15 @@ function prefix(stream: NodeJS.ReadableStream | null, out: NodeJS.WritableStream
   createInterface({ input: stream }).on('line', (line) => out.write(`[${name}] ${line}\n`));
 }
 
+// The children inherit this process's environment (which `npm start` already filled from .env with
+// --env-file-if-exists) and its working directory, so relative DATA_DIR / sqlite: paths mean the same files for all
+// three. They do not read .env themselves: that could only make them disagree with the migrations run above.
+// tsx and the entry files are resolved from this file, so the working directory may be anywhere.
+const tsx = import.meta.resolve('tsx');
+
 function run(name: string, entry: string): void {
-  const child = spawn(process.execPath, ['--import', 'tsx', entry], {
-    cwd: root,
+  const child = spawn(process.execPath, ['--import', tsx, join(root, entry)], {
+    cwd: process.cwd(),
     env: { ...process.env, PAYROUTE_SKIP_MIGRATE: '1' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

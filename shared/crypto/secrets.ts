@@ -27,7 +27,7 @@ export function secretBox(secretsKey: string): SecretBox {
       if (version !== VERSION || iv === undefined || data === undefined || tag === undefined) {
         throw new Error('unsupported sealed secret');
       }
-      const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'));
+      const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'), { authTagLength: 16 });
       decipher.setAuthTag(Buffer.from(tag, 'base64url'));
       return Buffer.concat([decipher.update(Buffer.from(data, 'base64url')), decipher.final()]).toString('utf8');
     },

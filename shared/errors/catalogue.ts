@@ -44,9 +44,22 @@ export const catalogue = {
   'BCK.PROTOCOL.0022': entry(400, 'validation', 'Invalid or mismatched proof', 'Use the proof returned by initialize for this plan, holder and agent.'),
   'BCK.PROTOCOL.0023': entry(409, 'conflict', 'Agent request already redeemed', 'Each agentRequestId is redeemed once.'),
   'BCK.PROTOCOL.0024': entry(404, 'not_found', 'Agent request not found', 'Call initialize first.'),
+  'BCK.PROTOCOL.0025': entry(400, 'validation', 'Amount exceeds what the agent request may burn', 'Burn at most maxCredits per agent request (redeem and sub-tasks together); initialize with a larger maxCredits.'),
   'BCK.PROTOCOL.0062': entry(403, 'integration', 'The plan is unlisted and cannot be purchased', 'Ask the plan owner to list the plan again.'),
+  'BCK.PROTOCOL.0040': entry(404, 'not_found', 'The plan is not attached to this agent', 'Attach it with POST /protocol/agents/{agentId}/plan/{planId}.'),
   'BCK.PAYMENT.0001': entry(402, 'payment', 'Payment failed: the buyer wallet balance is insufficient', 'Fund the wallet (sandbox: npm run cli -- faucet) and retry.'),
   'BCK.CREDITS.0003': entry(402, 'payment', 'Insufficient credits', 'Order the plan to obtain credits.'),
+
+  // Delegations and the router
+  'BCK.DELEGATION.0001': entry(404, 'not_found', 'Delegation not found', 'Check the delegationId; only its owner sees a delegation.'),
+  'BCK.ROUTER.0001': entry(400, 'validation', 'Invalid router request or nothing fundable', 'Check the request; the details name what cannot be paid (scheme, network, asset, recipient).'),
+  'BCK.ROUTER.0003': entry(402, 'payment', 'Delegation budget exceeded, expired, or inactive', 'Create a new delegation or raise its cap.'),
+  'BCK.ROUTER.0012': entry(400, 'validation', 'The EIP-712 domain of the asset does not match', 'The merchant names a token with an EIP-712 name or version other than the known one; a signature under it would be rejected.'),
+
+  // x402 delegated permissions
+  'BCK.X402.0001': entry(404, 'not_found', 'Permission not found', 'Check the permissionHash; only its owner sees a permission.'),
+  'BCK.X402.0002': entry(400, 'validation', 'The plan is not attached to this agent', 'Attach the plan to the agent, or omit accepted.extra.agentId.'),
+  'BCK.X402.0003': entry(400, 'validation', 'The delegation cannot back this permission', 'Use an active delegation of your own whose provider fits the scheme (erc4337 for svc:erc4337, a card provider for svc:card-delegation) and that is not restricted to another plan.'),
 } as const satisfies Record<string, CatalogueEntry>;
 
 export type ErrorCode = keyof typeof catalogue;

@@ -10,6 +10,12 @@ import type { Em } from '../db/orm.js';
 /** Counter-account of faucet credits: it may go negative, so the journal still sums to zero. */
 export const FAUCET_ACCOUNT = 'faucet';
 
+/**
+ * Prefix of the sandbox card processor's pseudo-accounts (`card:<delegationId>`, shared/settlement/card-processor.ts):
+ * like the faucet they may go negative, since the card network, not this ledger, holds the money.
+ */
+export const CARD_ACCOUNT_PREFIX = 'card:';
+
 export interface Movement {
   readonly from: string;
   readonly to: string;
@@ -26,7 +32,7 @@ export class InsufficientFunds extends Error {
 }
 
 async function debit(tx: Em, address: string, asset: string, amount: bigint, now: Date): Promise<void> {
-  if (address === FAUCET_ACCOUNT) {
+  if (address === FAUCET_ACCOUNT || address.startsWith(CARD_ACCOUNT_PREFIX)) {
     await credit(tx, address, asset, -amount, now);
     return;
   }
@@ -49,14 +55,20 @@ async function credit(tx: Em, address: string, asset: string, amount: bigint, no
 
 /**
  * Applies movements inside the caller's transaction; throws InsufficientFunds (the caller's transaction then
- * rolls back everything). Debits come first so an SQLite transaction's first statement is a write.
+ * rolls back everything). Both statements are writes, so an SQLite transaction's first statement is a write.
  */
 export async function applyMovements(tx: Em, movements: readonly Movement[], now: Date): Promise<string> {
   const txId = randomUUID();
   for (const m of movements) {
     if (m.amount <= 0n) continue;
-    await debit(tx, m.from, m.asset, m.amount, now);
-    await credit(tx, m.to, m.asset, m.amount, now);
+    // Rows are locked in address order (PostgreSQL), so A->B and B->A at once cannot deadlock.
+    if (m.from <= m.to) {
+      await debit(tx, m.from, m.asset, m.amount, now);
+      await credit(tx, m.to, m.asset, m.amount, now);
+    } else {
+      await credit(tx, m.to, m.asset, m.amount, now);
+      await debit(tx, m.from, m.asset, m.amount, now);
+    }
     const reference = m.reference ?? null;
     await tx.insertMany(TokenLedger, [
       { id: randomUUID(), txId, address: m.from, asset: m.asset, delta: -m.amount, kind: m.kind, reference, createdAt: now },

@@ -84,17 +84,30 @@ export async function startStack(kind: DbKind, extraEnv: Record<string, string> 
     DATABASE_URL: db.url,
     SECRETS_KEY: randomBytes(32).toString('hex'),
     ENVIRONMENT: 'sandbox',
+    // One issuer for every process of the stack (tokens signed by one admin verify in another).
+    PUBLIC_URL: 'http://payroute.test',
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'warn',
     ...extraEnv,
   };
   const config = loadConfig(env);
   const ctx = await createContext(config, createLogger({ LOG_LEVEL: 'warn' }, 'test'), { migrate: true });
   const children: ChildProcess[] = [];
-  const admin = await startProcess('admin/server.ts', { ...env, ADMIN_PORT: '0', PAYROUTE_SKIP_MIGRATE: '1' });
-  children.push(admin.child);
-  const adminUrl = `http://127.0.0.1:${admin.port}`;
-  const proxy = await startProcess('proxy/server.ts', { ...env, PROXY_PORT: '0', ADMIN_URL: adminUrl });
-  children.push(proxy.child);
+  let adminUrl: string;
+  let proxy: { child: ChildProcess; port: number };
+  try {
+    const admin = await startProcess('admin/server.ts', { ...env, ADMIN_PORT: '0', PAYROUTE_SKIP_MIGRATE: '1' });
+    children.push(admin.child);
+    adminUrl = `http://127.0.0.1:${admin.port}`;
+    proxy = await startProcess('proxy/server.ts', { ...env, PROXY_PORT: '0', ADMIN_URL: adminUrl });
+    children.push(proxy.child);
+  } catch (err) {
+    // Leave nothing running behind a failed start.
+    await Promise.all(children.map(stopProcess));
+    await ctx.db.close();
+    await db.drop();
+    rmSync(dataDir, { recursive: true, force: true });
+    throw err;
+  }
   const proxyUrl = `http://127.0.0.1:${proxy.port}`;
   let n = 0;
   return {

@@ -1,4 +1,5 @@
 import { defineEntity, p } from '@mikro-orm/core';
+import { Int64Type } from '../int64-type.js';
 
 /**
  * Credits are held in lots: plain mints and orders never expire (expiresAt null), mintExpirable lots stop
@@ -12,7 +13,7 @@ export const CreditLot = defineEntity({
     id: p.string().primary(),
     planId: p.integer(),
     holderAddress: p.string(),
-    remaining: p.bigint(),
+    remaining: p.type(Int64Type),
     expiresAt: p.datetime().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
   },
@@ -28,7 +29,7 @@ export const CreditLedger = defineEntity({
     planId: p.integer(),
     holderAddress: p.string(),
     /** Signed: positive for mints and orders, negative for burns. */
-    delta: p.bigint(),
+    delta: p.type(Int64Type),
     kind: p.string(),
     reference: p.string().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
@@ -44,8 +45,8 @@ export const AgentRequest = defineEntity({
     planId: p.integer(),
     agentId: p.string(),
     holderAddress: p.string(),
-    maxCredits: p.bigint(),
-    burned: p.bigint().default(0),
+    maxCredits: p.type(Int64Type),
+    burned: p.type(Int64Type).default(0),
     createdAt: p.datetime().onCreate(() => new Date()),
   },
 });
@@ -60,7 +61,7 @@ export const CreditBurn = defineEntity({
     agentRequestId: p.string(),
     /** `redeem`, or `subtask:<tag>`. */
     burnKey: p.string(),
-    amount: p.bigint(),
+    amount: p.type(Int64Type),
     tag: p.string().nullable(),
     description: p.text().nullable(),
     status: p.string().nullable(),
@@ -79,8 +80,8 @@ export const PlanOrder = defineEntity({
     buyerUserId: p.string(),
     buyerAddress: p.string(),
     asset: p.string(),
-    amountPaid: p.bigint(),
-    credits: p.bigint(),
+    amountPaid: p.type(Int64Type),
+    credits: p.type(Int64Type),
     txId: p.string().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
   },

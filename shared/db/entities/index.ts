@@ -1,12 +1,18 @@
 import { ApiKey, ServiceWallet, SigningKey, User } from './accounts.js';
+import { Delegation, DelegationTransaction } from './delegations.js';
 import { AgentRequest, CreditBurn, CreditLedger, CreditLot, PlanOrder } from './credits.js';
 import { Agent, AgentPlan, Plan } from './registry.js';
+import { CatalogEntry, RouterPayment } from './router.js';
 import { TokenBalance, TokenLedger } from './token-ledger.js';
+import { X402Permission, X402Settlement } from './x402.js';
 
 export * from './accounts.js';
 export * from './credits.js';
+export * from './delegations.js';
 export * from './registry.js';
+export * from './router.js';
 export * from './token-ledger.js';
+export * from './x402.js';
 
 export const entities = [
   User,
@@ -23,4 +29,10 @@ export const entities = [
   PlanOrder,
   TokenBalance,
   TokenLedger,
+  Delegation,
+  DelegationTransaction,
+  X402Permission,
+  X402Settlement,
+  RouterPayment,
+  CatalogEntry,
 ];

@@ -1,4 +1,5 @@
 import { defineEntity, p } from '@mikro-orm/core';
+import { Int64Type } from '../int64-type.js';
 
 export const Agent = defineEntity({
   name: 'Agent',
@@ -33,8 +34,8 @@ export const Plan = defineEntity({
     amounts: p.json<string[]>(),
     receivers: p.json<string[]>(),
     creditsType: p.string(),
-    creditsAmount: p.bigint(),
-    creditsMinAmount: p.bigint(),
+    creditsAmount: p.type(Int64Type),
+    creditsMinAmount: p.type(Int64Type),
     accessLimit: p.string(),
     listed: p.boolean().default(true),
     createdAt: p.datetime().onCreate(() => new Date()),

@@ -1,4 +1,5 @@
 import { defineEntity, p } from '@mikro-orm/core';
+import { Int64Type } from '../int64-type.js';
 
 /** Sandbox settlement backend: balance per (address, asset) in atomic units (DESIGN §7, ledger mode). */
 export const TokenBalance = defineEntity({
@@ -7,7 +8,7 @@ export const TokenBalance = defineEntity({
   properties: {
     address: p.string().primary(),
     asset: p.string().primary(),
-    balance: p.bigint().default(0),
+    balance: p.type(Int64Type).default(0),
     updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
   },
 });
@@ -25,7 +26,7 @@ export const TokenLedger = defineEntity({
     txId: p.string(),
     address: p.string(),
     asset: p.string(),
-    delta: p.bigint(),
+    delta: p.type(Int64Type),
     kind: p.string(),
     reference: p.string().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),

@@ -1,0 +1,112 @@
+// Plans and agents as the credit services see them (read straight from the registry entities).
+//
+// Visibility (DESIGN §5): a listed object, or one of the caller's own. For plans one more case: a holder of the
+// plan's credits still sees an unlisted plan, because "subscribers keep spending credits they hold" (interface,
+// listing-flag table) and spending needs an access token for the plan.
+import { Agent, AgentPlan } from '../db/entities/index.js';
+import type { Em } from '../db/orm.js';
+import { AppError } from '../errors/app-error.js';
+import { fromColumn } from '../money.js';
+import type { Caller } from './caller.js';
+import { hasHeldCredits } from './lots.js';
+import { planIdOf } from './wire.js';
+
+export interface PlanRow {
+  readonly id: number;
+  readonly ownerId: string;
+  readonly tokenAddress: string;
+  readonly amounts: string[];
+  readonly receivers: string[];
+  readonly creditsAmount: bigint;
+  readonly creditsMinAmount: bigint;
+  readonly listed: boolean;
+}
+
+export interface AgentRow {
+  readonly id: string;
+  readonly ownerId: string;
+  readonly endpoints: Record<string, string>[];
+  readonly listed: boolean;
+}
+
+const planNotFound = (raw: string | number): AppError =>
+  new AppError('BCK.PROTOCOL.0003', `plan ${String(raw).slice(0, 100)} not found`, { planId: String(raw).slice(0, 100) });
+
+const agentNotFound = (agentId: string): AppError =>
+  new AppError('BCK.PROTOCOL.0004', `agent ${agentId.slice(0, 200)} not found`, { agentId: agentId.slice(0, 200) });
+
+const jsonStrings = (v: unknown): string[] => {
+  const parsed: unknown = typeof v === 'string' ? JSON.parse(v) : v;
+  if (!Array.isArray(parsed)) throw new TypeError('not a JSON array column');
+  return parsed.map((x) => String(x));
+};
+
+/**
+ * Any existing plan, listed or not; 404 BCK.PROTOCOL.0003 otherwise. Read with a native query so the BIGINT
+ * credit amounts arrive as exact decimal text (better-sqlite3 returns BIGINT as a lossy JavaScript number).
+ */
+export async function planOr404(em: Em, raw: string | number): Promise<PlanRow> {
+  const id = planIdOf(raw);
+  const rows =
+    id === undefined
+      ? []
+      : await em.execute<Record<string, unknown>[]>(
+          `select id, owner_id, token_address, amounts, receivers, listed,
+             cast(credits_amount as text) as credits_amount, cast(credits_min_amount as text) as credits_min_amount
+           from plan where id = ?`,
+          [id],
+        );
+  const r = rows[0];
+  if (r === undefined) throw planNotFound(raw);
+  return {
+    id: Number(r.id),
+    ownerId: String(r.owner_id),
+    tokenAddress: String(r.token_address),
+    amounts: jsonStrings(r.amounts),
+    receivers: jsonStrings(r.receivers),
+    creditsAmount: fromColumn(r.credits_amount),
+    creditsMinAmount: fromColumn(r.credits_min_amount),
+    listed: r.listed === true || r.listed === 1 || r.listed === 1n,
+  };
+}
+
+/** A plan the caller may see: listed, own, or one whose credits the caller holds or held. */
+export async function visiblePlanOr404(em: Em, raw: string | number, caller: Caller): Promise<PlanRow> {
+  const plan = await planOr404(em, raw);
+  if (plan.listed || plan.ownerId === caller.userId) return plan;
+  if (await hasHeldCredits(em, plan.id, caller.walletAddress)) return plan;
+  throw planNotFound(raw);
+}
+
+/** A plan the caller owns; anyone else gets 403 BCK.PROTOCOL.0010 (the interface's minting rule). */
+export async function ownedPlanOr403(em: Em, raw: string | number, caller: Caller): Promise<PlanRow> {
+  const plan = await planOr404(em, raw);
+  if (plan.ownerId !== caller.userId) {
+    throw new AppError('BCK.PROTOCOL.0010', `only the owner of plan ${plan.id} may mint its credits`, { planId: String(plan.id) });
+  }
+  return plan;
+}
+
+/** An agent the caller may see: listed or own. */
+export async function visibleAgentOr404(em: Em, agentId: string, caller: Caller): Promise<AgentRow> {
+  const agent = await em.findOne(Agent, { id: agentId });
+  if (agent === null || (!agent.listed && agent.ownerId !== caller.userId)) throw agentNotFound(agentId);
+  return agent;
+}
+
+/** An agent the caller owns; another user's agent is a 404, as if it did not exist (DESIGN §5). */
+export async function ownedAgentOr404(em: Em, agentId: string, caller: Caller): Promise<AgentRow> {
+  const agent = await em.findOne(Agent, { id: agentId });
+  if (agent === null || agent.ownerId !== caller.userId) throw agentNotFound(agentId);
+  return agent;
+}
+
+/** 404 BCK.PROTOCOL.0040 when the plan is not attached to the agent: the plan gives no access to it. */
+export async function assertAttached(em: Em, planId: number, agentId: string): Promise<void> {
+  if ((await em.count(AgentPlan, { planId, agentId })) === 0) {
+    throw new AppError('BCK.PROTOCOL.0040', `plan ${planId} is not attached to agent ${agentId.slice(0, 200)}`, {
+      planId: String(planId),
+      agentId: agentId.slice(0, 200),
+    });
+  }
+}

@@ -1,0 +1,57 @@
+import { defineEntity, p } from '@mikro-orm/core';
+import { Int64Type } from '../int64-type.js';
+
+/**
+ * The router payment record (interface "Router payment record"). The unique (userId, requestId) key is the
+ * durable idempotency claim of DESIGN §7 step 6. Amounts are atomic units of `asset`; cents are the cap charge.
+ */
+export const RouterPayment = defineEntity({
+  name: 'RouterPayment',
+  tableName: 'router_payment',
+  uniques: [{ properties: ['userId', 'requestId'] }],
+  indexes: [{ properties: ['userId', 'createdAt'] }, { properties: ['delegationId', 'createdAt'] }],
+  properties: {
+    id: p.string().primary(),
+    userId: p.string(),
+    apiKeyId: p.string(),
+    requestId: p.string().nullable(),
+    delegationId: p.string(),
+    /** credential (mode A), route (mode B), proxy (streaming). */
+    mode: p.string(),
+    protocol: p.string(),
+    x402Version: p.integer().nullable(),
+    /** Issued | Settled | Failed. */
+    status: p.string(),
+    scheme: p.string(),
+    network: p.string(),
+    asset: p.string(),
+    recipient: p.string(),
+    amount: p.type(Int64Type),
+    /** The amount exactly as the merchant wrote it, for the record. */
+    amountRaw: p.text(),
+    approxCents: p.type(Int64Type),
+    feeBps: p.integer(),
+    feeAmount: p.type(Int64Type),
+    feeCents: p.type(Int64Type),
+    capChargedCents: p.type(Int64Type),
+    feeRecipient: p.string().nullable(),
+    /** none | reserved | settled | released. */
+    feeStatus: p.string(),
+    resourceUrl: p.text().nullable(),
+    txHash: p.string().nullable(),
+    failureReason: p.text().nullable(),
+    createdAt: p.datetime().onCreate(() => new Date()),
+    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+  },
+});
+
+/** Slug catalog: `slug` -> an upstream base URL the caller never sees. */
+export const CatalogEntry = defineEntity({
+  name: 'CatalogEntry',
+  tableName: 'catalog_entry',
+  properties: {
+    slug: p.string().primary(),
+    upstreamUrl: p.text(),
+    createdAt: p.datetime().onCreate(() => new Date()),
+  },
+});

@@ -1,0 +1,38 @@
+import { z } from 'zod';
+import { EvmAddress } from '../address.js';
+import { PositiveAmount } from '../money.js';
+
+export const FIAT_PROVIDERS = ['stripe', 'braintree', 'visa'] as const;
+export const PROVIDERS = ['erc4337', ...FIAT_PROVIDERS] as const;
+export const CURRENCIES = ['usd', 'eur', 'usdc', 'eurc'] as const;
+
+export type Provider = (typeof PROVIDERS)[number];
+export type Currency = (typeof CURRENCIES)[number];
+export type DelegationStatus = 'Active' | 'Revoked' | 'Expired' | 'Exhausted';
+
+/** One trillion cents (ten billion units): a cap above this is a typo, not a budget. */
+export const MAX_LIMIT_CENTS = 1_000_000_000_000n;
+/** Ten years. */
+export const MAX_DURATION_SECS = 10 * 366 * 86_400;
+
+export const CreateDelegationBody = z
+  .object({
+    provider: z.enum(PROVIDERS),
+    spendingLimitCents: PositiveAmount.refine((v) => v <= MAX_LIMIT_CENTS, `must be at most ${MAX_LIMIT_CENTS}`),
+    durationSecs: z.number().int().positive().max(MAX_DURATION_SECS),
+    currency: z.enum(CURRENCIES).default('usd'),
+    allowedRecipients: z.array(EvmAddress).min(1).max(100).optional(),
+    planId: z.union([z.number().int().positive(), z.string().regex(/^[1-9][0-9]{0,9}$/)]).transform(Number).optional(),
+    apiKeyId: z.uuid().optional(),
+    providerPaymentMethodId: z.string().min(1).max(200).optional(),
+  })
+  .strict();
+
+export type CreateDelegationInput = z.output<typeof CreateDelegationBody>;
+
+export const ListDelegationsQuery = z.object({
+  page: z.coerce.number().int().min(1).max(1_000_000).default(1),
+  offset: z.coerce.number().int().min(1).max(100).default(10),
+  accessible: z.enum(['true', 'false']).transform((v) => v === 'true').optional(),
+  status: z.enum(['Active', 'Revoked', 'Expired', 'Exhausted']).optional(),
+});

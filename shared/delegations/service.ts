@@ -1,0 +1,256 @@
+// Spending delegations (DESIGN §6): create, read, revoke, and the two money operations the router and the
+// x402 permissions use: reserve and release. A reserve is ONE conditional UPDATE (active, not expired, within
+// the cap) whose affected-row count decides, plus an append-only DelegationTransaction row, in one transaction.
+import { randomUUID } from 'node:crypto';
+import { raw } from '@mikro-orm/sql';
+import type { ServiceContext } from '../context.js';
+import { sqlCondition } from '../db/conditions.js';
+import { ApiKey, Delegation, DelegationTransaction, Plan } from '../db/entities/index.js';
+import { AppError } from '../errors/app-error.js';
+import type { TokenSigner } from '../keys/signing-keys.js';
+import { toWire } from '../money.js';
+import { type DelegationRecord, delegationRecord, effectiveStatus } from './records.js';
+import { type CreateDelegationInput, FIAT_PROVIDERS, type DelegationStatus } from './schemas.js';
+
+export const DELEGATION_TOKEN_AUDIENCE = 'payroute:delegation';
+
+export async function createDelegation(
+  ctx: ServiceContext,
+  signer: TokenSigner,
+  owner: { userId: string },
+  input: CreateDelegationInput,
+): Promise<{ delegationId: string; delegationToken?: string }> {
+  const em = ctx.db.em();
+  if (input.apiKeyId !== undefined) {
+    const key = await em.findOne(ApiKey, { id: input.apiKeyId, userId: owner.userId, revokedAt: null });
+    if (key === null) throw new AppError('BCK.HTTP.0400', 'apiKeyId is not an active API key of yours');
+  }
+  if (input.planId !== undefined) {
+    const plan = await em.findOne(Plan, { id: input.planId });
+    if (plan === null || (!plan.listed && plan.ownerId !== owner.userId)) {
+      throw new AppError('BCK.HTTP.0400', `planId ${input.planId} is not a plan you can buy`);
+    }
+  }
+  const now = ctx.now();
+  const id = randomUUID();
+  const expiresAt = new Date(now.getTime() + input.durationSecs * 1000);
+  em.create(Delegation, {
+    id,
+    userId: owner.userId,
+    provider: input.provider,
+    status: 'Active',
+    currency: input.currency,
+    spendingLimitCents: input.spendingLimitCents,
+    amountSpentCents: 0n,
+    transactionCount: 0,
+    allowedRecipients: input.allowedRecipients ?? null,
+    planId: input.planId ?? null,
+    apiKeyId: input.apiKeyId ?? null,
+    providerPaymentMethodId: input.providerPaymentMethodId ?? null,
+    expiresAt,
+    revokedAt: null,
+    createdAt: now,
+  });
+  await em.flush();
+  if (!(FIAT_PROVIDERS as readonly string[]).includes(input.provider)) return { delegationId: id };
+  // Fiat-backed: a service-signed JWT naming the delegation, cap, currency, expiry (exp) and owner (sub).
+  const delegationToken = await signer.sign(
+    {
+      delegationId: id,
+      provider: input.provider,
+      spendingLimitCents: toWire(input.spendingLimitCents),
+      currency: input.currency,
+    },
+    { audience: DELEGATION_TOKEN_AUDIENCE, subject: owner.userId, ttlSecs: input.durationSecs },
+  );
+  return { delegationId: id, delegationToken };
+}
+
+async function ownDelegation(ctx: ServiceContext, userId: string, delegationId: string) {
+  const d = await ctx.db.em().findOne(Delegation, { id: delegationId, userId });
+  if (d === null) throw new AppError('BCK.DELEGATION.0001', `delegation ${delegationId} not found`);
+  return d;
+}
+
+export async function getDelegation(ctx: ServiceContext, userId: string, delegationId: string): Promise<DelegationRecord> {
+  return delegationRecord(await ownDelegation(ctx, userId, delegationId), ctx.now());
+}
+
+export async function listDelegations(
+  ctx: ServiceContext,
+  caller: { userId: string; apiKeyId: string },
+  q: { page: number; offset: number; accessible?: boolean | undefined; status?: DelegationStatus | undefined },
+): Promise<{ total: number; page: number; offset: number; delegations: DelegationRecord[] }> {
+  const now = ctx.now();
+  const where: Record<string, unknown> = { userId: caller.userId };
+  const active = { status: 'Active', expiresAt: { $gt: now }, ...sqlCondition('amount_spent_cents < spending_limit_cents') };
+  if (q.accessible === true) {
+    Object.assign(where, active, { $or: [{ apiKeyId: null }, { apiKeyId: caller.apiKeyId }] });
+  }
+  switch (q.status) {
+    case 'Active':
+      Object.assign(where, active);
+      break;
+    case 'Revoked':
+      where.status = 'Revoked';
+      break;
+    case 'Expired':
+      Object.assign(where, { status: 'Active', expiresAt: { $lte: now } });
+      break;
+    case 'Exhausted':
+      Object.assign(where, {
+        status: 'Active',
+        expiresAt: { $gt: now },
+        ...sqlCondition('amount_spent_cents >= spending_limit_cents'),
+      });
+      break;
+    default:
+  }
+  const [rows, total] = await ctx.db.em().findAndCount(Delegation, where, {
+    orderBy: { createdAt: 'desc', id: 'asc' },
+    limit: q.offset,
+    offset: (q.page - 1) * q.offset,
+  });
+  return { total, page: q.page, offset: q.offset, delegations: rows.map((r) => delegationRecord(r, now)) };
+}
+
+export async function revokeDelegation(
+  ctx: ServiceContext,
+  userId: string,
+  delegationId: string,
+): Promise<{ success: true; delegationId: string; status: 'Revoked' }> {
+  await ownDelegation(ctx, userId, delegationId);
+  await ctx.db.em().nativeUpdate(Delegation, { id: delegationId, userId, status: 'Active' }, { status: 'Revoked', revokedAt: ctx.now() });
+  return { success: true, delegationId, status: 'Revoked' };
+}
+
+export async function listDelegationTransactions(
+  ctx: ServiceContext,
+  userId: string,
+  delegationId: string,
+  q: { page: number; offset: number },
+) {
+  await ownDelegation(ctx, userId, delegationId);
+  const [rows, total] = await ctx.db.em().findAndCount(
+    DelegationTransaction,
+    { delegationId },
+    { orderBy: { createdAt: 'desc', id: 'desc' }, limit: q.offset, offset: (q.page - 1) * q.offset },
+  );
+  return {
+    total,
+    page: q.page,
+    offset: q.offset,
+    transactions: rows.map((t) => ({
+      transactionId: t.id,
+      kind: t.kind,
+      amountCents: toWire(t.amountCents),
+      reference: t.reference ?? null,
+      description: t.description ?? null,
+      createdAt: t.createdAt.toISOString(),
+    })),
+  };
+}
+
+export interface ReserveRequest {
+  readonly delegationId: string;
+  /** The owner: a reserve never crosses users. */
+  readonly userId: string;
+  readonly amountCents: bigint;
+  /** The spending API key; refused when the delegation is bound to another key. */
+  readonly apiKeyId?: string | undefined;
+  /** The plan being paid for; refused when the delegation is restricted to another plan. */
+  readonly planId?: number | undefined;
+  /** The payee; refused when not in allowedRecipients. */
+  readonly recipient?: string | undefined;
+  readonly reference?: string | undefined;
+  readonly description?: string | undefined;
+}
+
+export type ReserveResult =
+  | { type: 'reserved'; transactionId: string; currency: string; provider: string }
+  | { type: 'refused'; reason: string; status: DelegationStatus | 'NotFound' | 'NotAllowed' };
+
+/**
+ * Reserves `amountCents` against the cap. The immutable restrictions (owner, key, plan, recipients) are read
+ * first; the mutable ones (status, expiry, cap) are decided by the conditional UPDATE alone, so concurrent
+ * reserves in any number of processes never overspend.
+ */
+export async function reserve(ctx: ServiceContext, req: ReserveRequest): Promise<ReserveResult> {
+  if (req.amountCents <= 0n) return { type: 'refused', reason: 'amount must be positive', status: 'NotAllowed' };
+  const snapshot = await ctx.db.em().findOne(Delegation, { id: req.delegationId, userId: req.userId });
+  if (snapshot === null) return { type: 'refused', reason: 'delegation not found', status: 'NotFound' };
+  if (snapshot.apiKeyId != null && req.apiKeyId !== undefined && snapshot.apiKeyId !== req.apiKeyId) {
+    return { type: 'refused', reason: 'this API key may not spend against the delegation', status: 'NotAllowed' };
+  }
+  if (snapshot.planId != null && req.planId !== undefined && snapshot.planId !== req.planId) {
+    return { type: 'refused', reason: 'the delegation is restricted to another plan', status: 'NotAllowed' };
+  }
+  if (snapshot.allowedRecipients != null && req.recipient !== undefined) {
+    const to = req.recipient.toLowerCase();
+    if (!snapshot.allowedRecipients.some((a) => a.toLowerCase() === to)) {
+      return { type: 'refused', reason: 'recipient is not in allowedRecipients', status: 'NotAllowed' };
+    }
+  }
+  const now = ctx.now();
+  const transactionId = randomUUID();
+  const reserved = await ctx.db.em().transactional(async (tx) => {
+    const n = await tx.nativeUpdate(
+      Delegation,
+      {
+        id: req.delegationId,
+        userId: req.userId,
+        status: 'Active',
+        expiresAt: { $gt: now },
+        ...sqlCondition('amount_spent_cents + ? <= spending_limit_cents', [req.amountCents]),
+      },
+      {
+        amountSpentCents: raw<bigint>('amount_spent_cents + ?', [req.amountCents]),
+        transactionCount: raw<number>('transaction_count + 1'),
+      },
+    );
+    if (n !== 1) return false;
+    await tx.insert(DelegationTransaction, {
+      id: transactionId,
+      delegationId: req.delegationId,
+      kind: 'reserve',
+      amountCents: req.amountCents,
+      reference: req.reference ?? null,
+      description: req.description ?? null,
+      createdAt: now,
+    });
+    return true;
+  });
+  if (reserved) return { type: 'reserved', transactionId, currency: snapshot.currency, provider: snapshot.provider };
+  const current = await ctx.db.em().findOne(Delegation, { id: req.delegationId });
+  const status = current === null ? 'Revoked' : effectiveStatus(current, now);
+  const reason =
+    status === 'Active' ? 'delegation budget exceeded' : `delegation is ${status.toLowerCase()}`;
+  return { type: 'refused', reason, status };
+}
+
+/** Gives back a reserved amount (e.g. a fee leg not settled). Never releases more than was spent. */
+export async function release(
+  ctx: ServiceContext,
+  req: { delegationId: string; amountCents: bigint; reference?: string; description?: string },
+): Promise<boolean> {
+  if (req.amountCents <= 0n) return false;
+  const now = ctx.now();
+  return ctx.db.em().transactional(async (tx) => {
+    const n = await tx.nativeUpdate(
+      Delegation,
+      { id: req.delegationId, ...sqlCondition('amount_spent_cents >= ?', [req.amountCents]) },
+      { amountSpentCents: raw<bigint>('amount_spent_cents - ?', [req.amountCents]) },
+    );
+    if (n !== 1) return false;
+    await tx.insert(DelegationTransaction, {
+      id: randomUUID(),
+      delegationId: req.delegationId,
+      kind: 'release',
+      amountCents: -req.amountCents,
+      reference: req.reference ?? null,
+      description: req.description ?? null,
+      createdAt: now,
+    });
+    return true;
+  });
+}

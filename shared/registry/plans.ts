@@ -1,0 +1,145 @@
+// Plan registry (DESIGN §5): create, read (listed or own), update and list/unlist (owner only; anyone else gets
+// the same 404 as for a plan that does not exist), and the agents a plan is attached to.
+import type { ServiceContext } from '../context.js';
+import { Agent, AgentPlan, Plan } from '../db/entities/index.js';
+import type { Em } from '../db/orm.js';
+import { AppError } from '../errors/app-error.js';
+import { fromColumn, toWire } from '../money.js';
+import { type PageOf, type PageRequest, type SortedPageRequest, limitOffset, orderOf } from './pages.js';
+import { type AgentRecord, type PlanRecord, type PlanRow, agentRecord, planRecord } from './records.js';
+import { type CreditsConfig, type PlanInput, type PlanUpdate, type PriceConfig, planIdOf } from './schemas.js';
+
+export const planNotFound = (planId: number | string): AppError =>
+  new AppError('BCK.PROTOCOL.0003', `plan ${String(planId)} not found`, { planId: String(planId) });
+
+/** The integer id named by a path segment; anything that cannot be a plan id is the 404 of an unknown plan. */
+export function requirePlanId(value: string | undefined): number {
+  const id = planIdOf(value ?? '');
+  if (id === undefined) throw planNotFound((value ?? '').slice(0, 100));
+  return id;
+}
+
+// better-sqlite3 hands INTEGER columns to MikroORM as JS numbers, so a BIGINT above 2^53 comes back rounded
+// (9223372036854775807 reads as 9223372036854776000). The stored value is exact; for the rare row whose credits
+// read at or above 2^53 the two columns are re-read as text. PostgreSQL returns BIGINT as text: always exact.
+const SAFE_LIMIT = BigInt(Number.MAX_SAFE_INTEGER);
+
+/** Makes the BIGINT columns of plan rows exact (see above); returns the same rows. */
+export async function exactPlanRows<R extends PlanRow>(ctx: ServiceContext, em: Em, rows: R[]): Promise<R[]> {
+  if (ctx.db.dialect !== 'sqlite') return rows;
+  const inexact = rows.filter((r) => r.creditsAmount > SAFE_LIMIT || r.creditsMinAmount > SAFE_LIMIT);
+  if (inexact.length === 0) return rows;
+  const exact = await em.execute<{ id: number; amount: string; minAmount: string }[]>(
+    `select id, cast(credits_amount as text) as amount, cast(credits_min_amount as text) as minAmount from plan where id in (${inexact.map(() => '?').join(', ')})`,
+    inexact.map((r) => r.id),
+  );
+  const byId = new Map(exact.map((e) => [Number(e.id), e]));
+  for (const r of inexact) {
+    const e = byId.get(r.id);
+    if (e === undefined) continue;
+    r.creditsAmount = fromColumn(e.amount);
+    r.creditsMinAmount = fromColumn(e.minAmount);
+  }
+  return rows;
+}
+
+/** Visible to the caller: listed, or the caller's own (DESIGN §5). */
+const visibleTo = (callerId: string) => ({ $or: [{ listed: true }, { ownerId: callerId }] });
+
+const priceColumns = (p: PriceConfig) => ({
+  priceType: p.priceType,
+  tokenAddress: p.tokenAddress,
+  amounts: p.amounts.map(toWire),
+  receivers: p.receivers,
+});
+
+const creditsColumns = (c: CreditsConfig) => ({
+  creditsType: c.creditsType,
+  creditsAmount: c.amount,
+  creditsMinAmount: c.minAmount,
+});
+
+/** Inserts a plan inside the caller's entity manager (or transaction); new plans start listed. */
+export async function insertPlan(em: Em, ownerId: string, input: PlanInput, now: Date): Promise<PlanRow> {
+  const row = {
+    ownerId,
+    name: input.name,
+    description: input.description,
+    ...priceColumns(input.priceConfig),
+    ...creditsColumns(input.creditsConfig),
+    accessLimit: input.accessLimit,
+    listed: true,
+    createdAt: now,
+    updatedAt: now,
+  };
+  const id = await em.insert(Plan, row);
+  return { ...row, id: Number(id) };
+}
+
+export async function createPlan(ctx: ServiceContext, ownerId: string, input: PlanInput): Promise<PlanRecord> {
+  return planRecord(await insertPlan(ctx.db.em(), ownerId, input, ctx.now()), ownerId);
+}
+
+export async function listOwnPlans(
+  ctx: ServiceContext,
+  callerId: string,
+  page: SortedPageRequest,
+): Promise<PageOf<PlanRecord>> {
+  const em = ctx.db.em();
+  const [rows, total] = await em.findAndCount(Plan, { ownerId: callerId }, { ...limitOffset(page), orderBy: orderOf(page) });
+  await exactPlanRows(ctx, em, rows);
+  return { total, page: page.page, offset: page.offset, items: rows.map((r) => planRecord(r, callerId)) };
+}
+
+/** The plan row if the caller may see it (listed or own), else 404 BCK.PROTOCOL.0003. */
+export async function visiblePlan(ctx: ServiceContext, callerId: string, planId: number): Promise<PlanRow> {
+  const em = ctx.db.em();
+  const row = await em.findOne(Plan, { id: planId, ...visibleTo(callerId) });
+  if (row === null) throw planNotFound(planId);
+  await exactPlanRows(ctx, em, [row]);
+  return row;
+}
+
+export async function getPlan(ctx: ServiceContext, callerId: string, planId: number): Promise<PlanRecord> {
+  return planRecord(await visiblePlan(ctx, callerId, planId), callerId);
+}
+
+export async function updatePlan(ctx: ServiceContext, callerId: string, planId: number, update: PlanUpdate): Promise<void> {
+  const changed = await ctx.db.em().nativeUpdate(
+    Plan,
+    { id: planId, ownerId: callerId },
+    {
+      ...(update.name === undefined ? {} : { name: update.name }),
+      ...(update.description === undefined ? {} : { description: update.description }),
+      ...(update.priceConfig === undefined ? {} : priceColumns(update.priceConfig)),
+      ...(update.creditsConfig === undefined ? {} : creditsColumns(update.creditsConfig)),
+      updatedAt: ctx.now(),
+    },
+  );
+  if (changed === 0) throw planNotFound(planId);
+}
+
+export async function setPlanListed(ctx: ServiceContext, callerId: string, planId: number, listed: boolean): Promise<void> {
+  const changed = await ctx.db.em().nativeUpdate(Plan, { id: planId, ownerId: callerId }, { listed, updatedAt: ctx.now() });
+  if (changed === 0) throw planNotFound(planId);
+}
+
+/** Agents the plan is attached to; a caller who does not own them sees only the listed ones. */
+export async function listPlanAgents(
+  ctx: ServiceContext,
+  callerId: string,
+  planId: number,
+  page: PageRequest,
+): Promise<PageOf<AgentRecord>> {
+  await visiblePlan(ctx, callerId, planId);
+  const em = ctx.db.em();
+  const links = await em.find(AgentPlan, { planId }, { fields: ['agentId'] });
+  const empty = { total: 0, page: page.page, offset: page.offset, items: [] };
+  if (links.length === 0) return empty;
+  const [rows, total] = await em.findAndCount(
+    Agent,
+    { id: { $in: links.map((l) => l.agentId) }, ...visibleTo(callerId) },
+    { ...limitOffset(page), orderBy: [{ createdAt: 'desc' }, { id: 'desc' }] },
+  );
+  return { total, page: page.page, offset: page.offset, items: rows.map((r) => agentRecord(r, callerId)) };
+}

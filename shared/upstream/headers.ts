@@ -1,0 +1,165 @@
+// Header hygiene for outbound calls, in one place (mppx's src/proxy/internal/Headers.ts habit): what is removed
+// from the caller's headers before the merchant sees them, and what is removed from the merchant's answer before
+// our caller sees it, each with the reason beside it.
+
+/** Headers as node:http gives them (`IncomingHttpHeaders`) or as a plain record. */
+export type IncomingHeaders = Readonly<Record<string, string | readonly string[] | undefined>>;
+/** Lower-case names; repeated fields as arrays (undici and node:http both accept this shape). */
+export type OutgoingHeaders = Record<string, string | string[]>;
+
+/** The credential the router itself attaches to a paid re-send; set after scrubbing, so it is the only one. */
+export type PaymentCredential =
+  | { name: 'payment-signature'; value: string } // x402 v2
+  | { name: 'x-payment'; value: string } // x402 v1
+  | { name: 'authorization'; value: string }; // MPP: `Authorization: Payment <credential>`
+
+// Hop-by-hop fields (RFC 9110 §7.6.1): they describe one connection, not the message, and a proxy must not forward
+// them. `proxy-connection` and `keep-alive` are the pre-standard spellings; undici also refuses several of them.
+const HOP_BY_HOP: Record<string, string> = {
+  connection: 'hop-by-hop (RFC 9110 §7.6.1); the fields it names are removed too',
+  'keep-alive': 'hop-by-hop (RFC 9110 §7.6.1, RFC 2068 §19.7.1)',
+  'proxy-connection': 'hop-by-hop, non-standard (RFC 9110 §7.6.1)',
+  te: 'hop-by-hop (RFC 9110 §10.1.4): our connection negotiates its own transfer codings',
+  trailer: 'hop-by-hop (RFC 9110 §6.6.2): trailers are not relayed',
+  'transfer-encoding': 'hop-by-hop (RFC 9112 §6.1): the body is re-framed on each connection',
+  upgrade: 'hop-by-hop (RFC 9110 §7.8): no protocol switch through the router',
+};
+
+/** Dropped from the caller's request, with the threat each one carries. */
+export const REQUEST_DROPPED: Readonly<Record<string, string>> = {
+  ...HOP_BY_HOP,
+  host: 'derived from the checked target URL; a caller-chosen Host would address another virtual host (RFC 9110 §7.2)',
+  'content-length': 'recomputed from the body actually sent; a stale value desynchronises the framing (RFC 9110 §8.6)',
+  expect: '100-continue is not supported by the client; the body is sent at once',
+  cookie: "the caller's cookies belong to this service's origin, never to the merchant",
+  authorization: "the caller's Authorization is its API key for this service; the merchant only gets an explicit one",
+  'proxy-authorization': 'credentials for a proxy, consumed by the first hop (RFC 9110 §11.7.2)',
+  'payment-signature': 'x402 v2 credential: only the router decides whether and how to pay',
+  'x-payment': 'x402 v1 credential: only the router decides whether and how to pay',
+  'payment-authorization': 'payment credential: only the router decides whether and how to pay',
+  'payment-receipt': 'a receipt is an answer from a merchant, never part of a request',
+  'payment-response': 'a settlement answer from a merchant, never part of a request',
+  'x-payment-response': 'a settlement answer from a merchant, never part of a request',
+  'accept-payment': 'payment negotiation is the router’s, not the caller’s',
+  forwarded: 'client-address claims (RFC 7239) the caller could forge; we do not vouch for them',
+  'x-real-ip': 'client-address claim the caller could forge',
+  via: 'the caller’s proxy chain is not the merchant’s business and is forgeable (RFC 9110 §7.6.3)',
+  'accept-encoding':
+    'the router reads 402 bodies and counts bytes against its caps; identity encoding keeps both honest (no decompression bombs)',
+};
+
+/** Dropped from the request by prefix. */
+export const REQUEST_DROPPED_PREFIXES: Readonly<Record<string, string>> = {
+  'x-router-': 'our own control headers (target URL, delegation, request id, upstream authorization) stay with us',
+  'x-forwarded-': 'client-address and scheme claims the caller could forge; we do not vouch for them',
+};
+
+/** Dropped from the merchant's answer, with the reason. */
+export const RESPONSE_DROPPED: Readonly<Record<string, string>> = {
+  ...HOP_BY_HOP,
+  'proxy-authenticate': 'a challenge to the next proxy hop, not to our caller (RFC 9110 §11.7.1)',
+  'set-cookie':
+    "a merchant must not set cookies under this service's origin (session fixation across the proxy's domain)",
+  'set-cookie2': 'obsolete cookie header (RFC 2965), dropped for the same reason as set-cookie',
+  location: 'redirects are not followed, and a relative Location would resolve against our origin, not the merchant’s',
+  'alt-svc': "a merchant must not advertise alternative services for this service's origin (RFC 7838)",
+  'strict-transport-security': "transport policy of the merchant's origin, not of ours (RFC 6797)",
+  'clear-site-data': "would clear our caller's data for this service's origin",
+};
+
+/** Dropped from the response by prefix. */
+export const RESPONSE_DROPPED_PREFIXES: Readonly<Record<string, string>> = {
+  'x-router-': 'only the router sets X-Router-* (payment id, status, tx hash): a merchant must not forge them',
+};
+
+/** RFC 9110 §5.1 field-name = token. */
+const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+/** RFC 9110 §5.5: CR, LF and NUL are never valid in a field value (header injection). */
+const FORBIDDEN_IN_VALUE = /[\r\n\0]/;
+
+function isDropped(name: string, named: ReadonlySet<string>, exact: Readonly<Record<string, string>>, prefixes: Readonly<Record<string, string>>): boolean {
+  return Object.hasOwn(exact, name) || named.has(name) || Object.keys(prefixes).some((p) => name.startsWith(p));
+}
+
+/** Field names listed in Connection are hop-by-hop for this message too (RFC 9110 §7.6.1). */
+function connectionOptions(value: string | readonly string[] | undefined): Set<string> {
+  const values = value === undefined ? [] : typeof value === 'string' ? [value] : value;
+  const names = new Set<string>();
+  for (const v of values) for (const token of v.split(',')) names.add(token.trim().toLowerCase());
+  names.delete('');
+  return names;
+}
+
+const valuesOf = (value: string | readonly string[]): readonly string[] =>
+  typeof value === 'string' ? [value] : Array.isArray(value) ? value : [];
+
+/** Adds values under a lower-case name; a repeated field becomes an array (RFC 9110 §5.3). */
+function append(headers: OutgoingHeaders, name: string, values: readonly string[]): void {
+  const existing = headers[name];
+  const all = existing === undefined ? [...values] : [...valuesOf(existing), ...values];
+  const [only] = all;
+  headers[name] = all.length === 1 && only !== undefined ? only : all;
+}
+
+/** Authorization schemes are case-insensitive (RFC 9110 §11.1). */
+const isPaymentScheme = (value: string): boolean => /^\s*payment(\s|$)/i.test(value);
+
+export type ScrubbedRequestHeaders =
+  | { ok: true; headers: OutgoingHeaders; dropped: string[] }
+  | { ok: false; reason: string };
+
+/**
+ * The caller's headers as they may reach a merchant. `upstreamAuthorization` (from X-Router-Upstream-Authorization)
+ * becomes `Authorization`, unless it uses the Payment scheme; `credential` is the router's own payment header.
+ * A malformed name or value refuses the whole request rather than guessing.
+ */
+export function scrubRequestHeaders(
+  incoming: IncomingHeaders,
+  extra: { upstreamAuthorization?: string | undefined; credential?: PaymentCredential | undefined } = {},
+): ScrubbedRequestHeaders {
+  const headers: OutgoingHeaders = {};
+  const dropped: string[] = [];
+  const connectionNamed = connectionOptions(
+    Object.entries(incoming).find(([name]) => name.toLowerCase() === 'connection')?.[1],
+  );
+  for (const [rawName, value] of Object.entries(incoming)) {
+    if (value === undefined) continue;
+    if (!TOKEN.test(rawName)) return { ok: false, reason: 'a request header has an invalid name' };
+    const name = rawName.toLowerCase();
+    const values = valuesOf(value);
+    if (values.some((v) => typeof v !== 'string' || FORBIDDEN_IN_VALUE.test(v))) {
+      return { ok: false, reason: `the request header "${name}" has an invalid value` };
+    }
+    if (values.length === 0) continue;
+    if (isDropped(name, connectionNamed, REQUEST_DROPPED, REQUEST_DROPPED_PREFIXES)) {
+      dropped.push(name);
+      continue;
+    }
+    append(headers, name, values);
+  }
+  const auth = extra.upstreamAuthorization;
+  if (auth !== undefined) {
+    if (FORBIDDEN_IN_VALUE.test(auth)) return { ok: false, reason: 'the upstream authorization has an invalid value' };
+    if (isPaymentScheme(auth)) dropped.push('authorization');
+    else headers.authorization = auth;
+  }
+  if (extra.credential !== undefined) {
+    if (FORBIDDEN_IN_VALUE.test(extra.credential.value)) return { ok: false, reason: 'the payment credential has an invalid value' };
+    headers[extra.credential.name] = extra.credential.value;
+  }
+  return { ok: true, headers, dropped };
+}
+
+/** The merchant's answer headers as our caller may see them: lower-case names, hygiene applied. */
+export function scrubResponseHeaders(incoming: IncomingHeaders): OutgoingHeaders {
+  const headers: OutgoingHeaders = {};
+  const connectionNamed = connectionOptions(incoming.connection);
+  for (const [rawName, value] of Object.entries(incoming)) {
+    if (value === undefined) continue;
+    const name = rawName.toLowerCase();
+    if (isDropped(name, connectionNamed, RESPONSE_DROPPED, RESPONSE_DROPPED_PREFIXES)) continue;
+    const values = valuesOf(value).filter((v) => typeof v === 'string');
+    if (values.length > 0) append(headers, name, values);
+  }
+  return headers;
+}

@@ -1,0 +1,10 @@
+// How an outbound call that ended without an answer reaches the wire (DESIGN §7): a policy refusal is the
+// caller's request being unroutable (400 BCK.ROUTER.0001, the reason in details); a failure to reach the merchant
+// is a bad gateway (502, retryable). Reasons are ours, never exception text, so they are safe to show.
+import { AppError } from '../errors/app-error.js';
+import type { Failed, Refused } from './outcomes.js';
+
+export function upstreamAppError(outcome: Refused | Failed): AppError {
+  if (outcome.type === 'refused') return new AppError('BCK.ROUTER.0001', outcome.reason, { reason: outcome.reason });
+  return new AppError('BCK.HTTP.0502', `The merchant could not be reached: ${outcome.reason}`, { reason: outcome.reason });
+}

@@ -1,0 +1,105 @@
+// The target URL a caller gives the router, checked before anything is resolved or connected. One parser decides
+// what the host is: the WHATWG URL parser, which undici also uses, so the host we check is the host we reach. It
+// already turns the IPv4 spellings that other parsers disagree on (`2130706433`, `0177.0.0.1`, `0x7f.1`, `127.1`,
+// full-width digits and dots) into a dotted quad, and IPv6 into its canonical text, so the address policy only
+// ever sees canonical literals. What WHATWG would silently repair (tabs, backslashes, missing slashes, userinfo)
+// is refused instead: a URL that means different things to different parsers is a request-smuggling tool.
+import { isIP } from 'node:net';
+import { classifyIp } from './address-policy.js';
+
+/** Longer URLs are refused (the de-facto limit of browsers and many servers; also bounds our work). */
+export const MAX_URL_LENGTH = 2048;
+
+export type TargetUrl =
+  | {
+      ok: true;
+      /** Parsed, fragment removed. */
+      url: URL;
+      /** What is resolved or connected to: lower-case name as WHATWG normalised it, or an IP without brackets. */
+      host: string;
+      /** Set when the host is an IP literal (no DNS lookup happens then). */
+      literalIp?: string;
+    }
+  | { ok: false; reason: string };
+
+/**
+ * Names that reach this machine or its private network whatever public DNS says: RFC 6761 §6.3 (`localhost`),
+ * Debian's /etc/hosts aliases, and the short names cloud resolvers answer with the metadata server (GCE
+ * `metadata`, EC2 `instance-data`). Suffixes: RFC 6761 `.localhost`, RFC 6762 mDNS `.local`, the private-use
+ * `.internal` TLD reserved by ICANN in 2024 (`metadata.google.internal`, `*.ec2.internal`), RFC 8375 `.home.arpa`
+ * and the conventional `.localdomain`.
+ */
+const PRIVATE_NAMES = new Set(['localhost', 'ip6-localhost', 'ip6-loopback', 'metadata', 'instance-data']);
+const PRIVATE_SUFFIXES = ['localhost', 'local', 'internal', 'localdomain', 'home.arpa'];
+
+function isPrivateName(name: string): boolean {
+  return PRIVATE_NAMES.has(name) || PRIVATE_SUFFIXES.some((s) => name === s || name.endsWith(`.${s}`));
+}
+
+/** C0 controls, space and DEL: WHATWG strips some of them silently (tab, CR, LF) and trims the rest. */
+function hasControlOrSpace(raw: string): boolean {
+  for (let i = 0; i < raw.length; i++) {
+    const c = raw.charCodeAt(i);
+    if (c <= 0x20 || c === 0x7f) return true;
+  }
+  return false;
+}
+
+const refused = (reason: string): TargetUrl => ({ ok: false, reason });
+
+/**
+ * Checks a caller-supplied target URL. With `allowPrivate` false (production), private names and non-public IP
+ * literals are refused here; names that resolve to non-public addresses are refused at connect time (resolver.ts).
+ * Never throws.
+ */
+export function parseTargetUrl(raw: string, opts: { allowPrivate: boolean }): TargetUrl {
+  if (typeof raw !== 'string' || raw.length === 0) return refused('the target URL is empty');
+  if (raw.length > MAX_URL_LENGTH) return refused(`the target URL is longer than ${MAX_URL_LENGTH} characters`);
+  if (hasControlOrSpace(raw)) return refused('the target URL contains spaces or control characters');
+  // WHATWG reads `\` as `/` in http(s) URLs; other parsers read it as part of the userinfo or host.
+  if (raw.includes('\\')) return refused('the target URL contains a backslash');
+
+  const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):/.exec(raw)?.[1]?.toLowerCase();
+  if (scheme === undefined) return refused('the target URL must be absolute (http:// or https://)');
+  if (scheme !== 'http' && scheme !== 'https') return refused(`the scheme "${scheme}" is not allowed (http and https only)`);
+  // WHATWG also accepts `http:host`, `http:/host` and `http:///host`; only the unambiguous `scheme://host` is taken.
+  const afterScheme = raw.slice(scheme.length + 1);
+  if (!afterScheme.startsWith('//') || afterScheme.startsWith('///')) {
+    return refused('the target URL must have the form scheme://host/path');
+  }
+  const rest = afterScheme.slice(2);
+  const authorityEnd = rest.search(/[/?#]/);
+  const authority = authorityEnd === -1 ? rest : rest.slice(0, authorityEnd);
+  // `user:pass@host`, `@host`, `host@evil`: userinfo is where "which host is this?" tricks live (RFC 3986 §7.6).
+  if (authority.includes('@')) return refused('credentials (user@ or :pass@) are not allowed in the target URL');
+  // Percent-encoded hosts (`%6c%6fcalhost`, `a%40b`) are decoded by some parsers and not by others.
+  if (authority.includes('%')) return refused('percent-encoding is not allowed in the target host');
+
+  const url = URL.parse(raw);
+  if (url === null) return refused('the target URL is not a valid URL');
+  // Defence in depth: the checks above already make these impossible.
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return refused('only http and https are allowed');
+  if (url.username !== '' || url.password !== '') return refused('credentials are not allowed in the target URL');
+  url.hash = '';
+
+  const hostname = url.hostname;
+  if (hostname === '') return refused('the target URL has no host');
+  if (hostname.startsWith('[')) {
+    const ip = hostname.slice(1, -1);
+    return checkLiteral(url, ip, opts);
+  }
+  // Trailing dots make a name fully qualified (`localhost.`); `127.0.0.1..` is left as a name by WHATWG.
+  const bare = hostname.replace(/\.+$/, '');
+  if (bare === '') return refused('the target URL has no host');
+  if (isIP(bare) !== 0) return checkLiteral(url, bare, opts);
+  if (!opts.allowPrivate && isPrivateName(bare)) return refused(`the host "${bare}" is a local or internal name`);
+  return { ok: true, url, host: hostname };
+}
+
+function checkLiteral(url: URL, ip: string, opts: { allowPrivate: boolean }): TargetUrl {
+  if (!opts.allowPrivate) {
+    const verdict = classifyIp(ip);
+    if (!verdict.allowed) return refused(`the address ${ip} is not a public address: ${verdict.reason}`);
+  }
+  return { ok: true, url, host: ip, literalIp: ip };
+}

@@ -1,0 +1,95 @@
+// Whether a delegation can pay for one order of a plan (DESIGN §4, §6): the plan's price in cents, the currency
+// rule (usd/usdc pays USDC, eur/eurc pays EURC, nothing else is fundable) and the delegation's state and cap.
+// This is a prediction for create and verify; the spend itself is decided by reserve's conditional UPDATE.
+import type { Config } from '../../config/index.js';
+import { type Asset, NETWORKS } from '../assets.js';
+import type { PlanRow } from '../credits/lookup.js';
+import { effectiveStatus } from '../delegations/records.js';
+import { FIAT_PROVIDERS } from '../delegations/schemas.js';
+import { atomicToCentsCeil, fromColumn, sum } from '../money.js';
+import type { PermissionScheme } from './schemas.js';
+
+export interface PlanPrice {
+  readonly atomic: bigint;
+  /** ceil(cents(atomic)): what one order draws from a delegation cap. */
+  readonly cents: bigint;
+  /** The stablecoin the plan is priced in; undefined when it is no known asset of the environment. */
+  readonly asset: Asset | undefined;
+  /** The card charge split per receiver; the parts sum to `cents` exactly (telescoping ceilings). */
+  readonly payees: readonly { readonly address: string; readonly cents: bigint }[];
+}
+
+export function planPrice(plan: PlanRow, environment: Config['ENVIRONMENT']): PlanPrice {
+  const amounts = plan.amounts.map((a) => fromColumn(a));
+  const atomic = sum(amounts);
+  const token = plan.tokenAddress.toLowerCase();
+  const asset = NETWORKS[environment].assets.find((a) => a.address.toLowerCase() === token);
+  // Payee i gets ceil(prefix_i) - ceil(prefix_{i-1}): no cent is lost or invented across receivers.
+  const payees: { address: string; cents: bigint }[] = [];
+  let prefix = 0n;
+  let charged = 0n;
+  amounts.forEach((amount, i) => {
+    prefix += amount;
+    const upTo = atomicToCentsCeil(prefix);
+    payees.push({ address: plan.receivers[i] ?? '', cents: upTo - charged });
+    charged = upTo;
+  });
+  return { atomic, cents: atomicToCentsCeil(atomic), asset, payees };
+}
+
+/** The stablecoin a delegation currency pays (DESIGN §4). */
+export function symbolOfCurrency(currency: string): Asset['symbol'] | undefined {
+  if (currency === 'usd' || currency === 'usdc') return 'USDC';
+  if (currency === 'eur' || currency === 'eurc') return 'EURC';
+  return undefined;
+}
+
+/** The fiat currency a card delegation is charged in. */
+export const fiatCurrencyOf = (currency: string): string => (currency === 'usdc' ? 'usd' : currency === 'eurc' ? 'eur' : currency);
+
+/** Which delegation providers may back a permission of each scheme. */
+export function providerFitsScheme(provider: string, scheme: PermissionScheme): boolean {
+  const fiat = (FIAT_PROVIDERS as readonly string[]).includes(provider);
+  return scheme === 'svc:card-delegation' ? fiat : provider === 'erc4337';
+}
+
+export interface DelegationSnapshot {
+  readonly id: string;
+  readonly provider: string;
+  readonly status: string;
+  readonly currency: string;
+  readonly spendingLimitCents: bigint;
+  readonly amountSpentCents: bigint;
+  readonly planId?: number | null | undefined;
+  readonly allowedRecipients?: readonly string[] | null | undefined;
+  readonly expiresAt: Date;
+}
+
+export type Fundability = { type: 'fundable' } | { type: 'unfundable'; reason: string };
+
+export function delegationCanPay(d: DelegationSnapshot, plan: PlanRow, price: PlanPrice, now: Date): Fundability {
+  const { id, provider, currency, spendingLimitCents, amountSpentCents, expiresAt } = d;
+  const status = effectiveStatus(
+    { id, provider, status: d.status, currency, spendingLimitCents, amountSpentCents, expiresAt, transactionCount: 0, createdAt: now },
+    now,
+  );
+  if (status === 'Revoked' || status === 'Expired') return { type: 'unfundable', reason: `delegation is ${status.toLowerCase()}` };
+  if (d.planId != null && d.planId !== plan.id) return { type: 'unfundable', reason: 'the delegation is restricted to another plan' };
+  const allowed = d.allowedRecipients;
+  if (allowed != null && price.payees.some((p) => !allowed.some((a) => a.toLowerCase() === p.address.toLowerCase()))) {
+    return { type: 'unfundable', reason: 'a receiver of the plan is not in allowedRecipients of the delegation' };
+  }
+  if (price.cents > 0n) {
+    if (price.asset === undefined) {
+      return { type: 'unfundable', reason: `plan ${plan.id} is not priced in a stablecoin a delegation can pay` };
+    }
+    if (symbolOfCurrency(d.currency) !== price.asset.symbol) {
+      return { type: 'unfundable', reason: `a ${d.currency} delegation cannot pay a plan priced in ${price.asset.symbol}` };
+    }
+  }
+  const remaining = d.spendingLimitCents > d.amountSpentCents ? d.spendingLimitCents - d.amountSpentCents : 0n;
+  if (remaining < price.cents) {
+    return { type: 'unfundable', reason: 'delegation budget exceeded' };
+  }
+  return { type: 'fundable' };
+}

@@ -1,0 +1,280 @@
+// Delegated x402 permissions (interface "x402 permissions", DESIGN §6): create, list, read, revoke.
+//
+// Creating a permission is a checkout (DESIGN §5): an unlisted plan is refused with 403 BCK.PROTOCOL.0062. The
+// subscriber must be able to pay for what the permission will spend: credits of the plan in its wallet now, or
+// a delegation that can pay for one order of the plan (402 BCK.CREDITS.0003 otherwise). The token is signed
+// with EIP-712 by the subscriber's custodial wallet; its typed-data hash is the permissionHash, so the row and
+// the token can never disagree about what was authorized.
+import { randomBytes } from 'node:crypto';
+import { type Hex, toHex } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import { walletKeyOf } from '../accounts/users.js';
+import { NETWORKS } from '../assets.js';
+import type { ServiceContext } from '../context.js';
+import type { Caller } from '../credits/caller.js';
+import { creditBalance } from '../credits/lots.js';
+import { type PlanRow, planOr404, visibleAgentOr404 } from '../credits/lookup.js';
+import { AgentPlan, Delegation, X402Permission } from '../db/entities/index.js';
+import type { Em } from '../db/orm.js';
+import { effectiveStatus } from '../delegations/records.js';
+import { AppError } from '../errors/app-error.js';
+import { fromColumn, toWire } from '../money.js';
+import { type DelegationSnapshot, delegationCanPay, planPrice, providerFitsScheme } from './funding.js';
+import {
+  type PermissionFields,
+  SESSION_KEYS_PROVIDER,
+  decodeToken,
+  encodeToken,
+  fieldsOf,
+  permissionHashOf,
+  typedData,
+} from './permission-token.js';
+import type { PermissionToken } from './schemas.js';
+import type { CreatePermissionBody, ListPermissionsQuery } from './wire.js';
+
+export type PermissionStatus = 'Active' | 'Revoked';
+
+/** The caller of the permission endpoints: the subscriber, through one of its API keys. */
+export interface PermissionCaller extends Caller {
+  readonly apiKeyId?: string | undefined;
+}
+
+export interface PermissionRecord {
+  permissionHash: string;
+  planId: string;
+  agentId?: string;
+  httpVerb?: string;
+  scheme: string;
+  network: string;
+  ownerAddress: string;
+  delegationId?: string;
+  status: PermissionStatus;
+  usedCredits: string;
+  createdAt: string;
+  resource: { url: string; description?: string };
+}
+
+export interface PermissionRow {
+  readonly permissionHash: string;
+  readonly userId: string;
+  readonly ownerAddress: string;
+  readonly scheme: string;
+  readonly network: string;
+  readonly planId: number;
+  readonly agentId?: string | null | undefined;
+  readonly httpVerb?: string | null | undefined;
+  readonly resourceUrl: string;
+  readonly resourceDescription?: string | null | undefined;
+  readonly delegationId?: string | null | undefined;
+  readonly signature: string;
+  readonly status: string;
+  readonly createdAt: Date;
+}
+
+export function permissionRecord(row: PermissionRow, usedCredits: bigint): PermissionRecord {
+  return {
+    permissionHash: row.permissionHash,
+    planId: String(row.planId),
+    ...(row.agentId == null ? {} : { agentId: row.agentId }),
+    ...(row.httpVerb == null ? {} : { httpVerb: row.httpVerb }),
+    scheme: row.scheme,
+    network: row.network,
+    ownerAddress: row.ownerAddress,
+    ...(row.delegationId == null ? {} : { delegationId: row.delegationId }),
+    status: row.status === 'Active' ? 'Active' : 'Revoked',
+    usedCredits: toWire(usedCredits),
+    createdAt: row.createdAt.toISOString(),
+    resource: {
+      url: row.resourceUrl,
+      ...(row.resourceDescription == null ? {} : { description: row.resourceDescription }),
+    },
+  };
+}
+
+/** usedCredits read as exact decimal text (better-sqlite3 returns BIGINT as a lossy JavaScript number). */
+async function usedCreditsOf(em: Em, hashes: readonly string[]): Promise<Map<string, bigint>> {
+  if (hashes.length === 0) return new Map();
+  const rows = await em.execute<{ permission_hash: string; used_credits: string }[]>(
+    `select permission_hash, cast(used_credits as text) as used_credits from x402_permission
+     where permission_hash in (${hashes.map(() => '?').join(', ')})`,
+    [...hashes],
+  );
+  return new Map(rows.map((r) => [r.permission_hash, fromColumn(r.used_credits)]));
+}
+
+const notFound = (permissionHash: string): AppError =>
+  new AppError('BCK.X402.0001', `permission ${permissionHash.slice(0, 66)} not found`, { permissionHash: permissionHash.slice(0, 66) });
+
+const badDelegation = (why: string, delegationId: string): AppError =>
+  new AppError('BCK.X402.0003', why, { delegationId: delegationId.slice(0, 100) });
+
+/** The delegation a new permission names: the caller's own, of a provider fitting the scheme, still usable. */
+async function backingDelegation(ctx: ServiceContext, caller: PermissionCaller, input: CreatePermissionBody, planId: number) {
+  const scheme = input.accepted.scheme;
+  const delegationId = input.delegationConfig?.delegationId;
+  if (delegationId === undefined) {
+    if (scheme === 'svc:card-delegation') {
+      throw new AppError('BCK.HTTP.0400', 'body.delegationConfig.delegationId: required for scheme svc:card-delegation');
+    }
+    return undefined;
+  }
+  // Another user's delegation is a 400 (the issue), worded exactly like an unknown one: nothing leaks.
+  const d = /^[0-9a-fA-F-]{36}$/.test(delegationId)
+    ? await ctx.db.em().findOne(Delegation, { id: delegationId.toLowerCase(), userId: caller.userId })
+    : null;
+  if (d === null) throw badDelegation(`delegation ${delegationId.slice(0, 100)} is not a delegation of yours`, delegationId);
+  if (!providerFitsScheme(d.provider, scheme)) {
+    throw badDelegation(`a ${d.provider} delegation cannot back a ${scheme} permission`, delegationId);
+  }
+  if (d.planId != null && d.planId !== planId) throw badDelegation('the delegation is restricted to another plan', delegationId);
+  if (d.apiKeyId != null && caller.apiKeyId !== undefined && d.apiKeyId !== caller.apiKeyId) {
+    throw badDelegation('the delegation is bound to another API key', delegationId);
+  }
+  const status = effectiveStatus(d, ctx.now());
+  if (status === 'Revoked' || status === 'Expired') throw badDelegation(`the delegation is ${status.toLowerCase()}`, delegationId);
+  return d;
+}
+
+/** Why a subscriber without credits could not pay through the delegation, or undefined when it could. */
+function unfunded(ctx: ServiceContext, delegation: DelegationSnapshot | undefined, plan: PlanRow, now: Date): string | undefined {
+  if (delegation === undefined) return 'and the permission names no delegation';
+  const f = delegationCanPay(delegation, plan, planPrice(plan, ctx.config.ENVIRONMENT), now);
+  return f.type === 'fundable' ? undefined : `and the delegation cannot pay for an order: ${f.reason}`;
+}
+
+export async function createPermission(
+  ctx: ServiceContext,
+  caller: PermissionCaller,
+  input: CreatePermissionBody,
+): Promise<PermissionRecord & { x402AccessToken: string }> {
+  const em = ctx.db.em();
+  const network = NETWORKS[ctx.config.ENVIRONMENT].caip2;
+  if (input.accepted.network !== network) {
+    throw new AppError('BCK.HTTP.0400', `body.accepted.network: must be ${network} in the ${ctx.config.ENVIRONMENT} environment`);
+  }
+  const plan = await planOr404(em, input.accepted.planId);
+  const agentId = input.accepted.extra?.agentId;
+  if (agentId !== undefined) {
+    const agent = await visibleAgentOr404(em, agentId, caller);
+    if ((await em.count(AgentPlan, { planId: plan.id, agentId: agent.id })) === 0) {
+      throw new AppError('BCK.X402.0002', `plan ${plan.id} is not attached to agent ${agent.id}`, { planId: String(plan.id), agentId: agent.id });
+    }
+  }
+  if (!plan.listed) {
+    throw new AppError('BCK.PROTOCOL.0062', `plan ${plan.id} is unlisted and cannot be purchased`, { planId: String(plan.id) });
+  }
+  const delegation = await backingDelegation(ctx, caller, input, plan.id);
+  const now = ctx.now();
+  const balance = await creditBalance(em, plan.id, caller.walletAddress, now);
+  if (balance <= 0n) {
+    const why = unfunded(ctx, delegation, plan, now);
+    if (why !== undefined) {
+      throw new AppError('BCK.CREDITS.0003', `${caller.walletAddress} holds no credits of plan ${plan.id} ${why}`, {
+        planId: String(plan.id),
+        holderAddress: caller.walletAddress,
+        balance: '0',
+      });
+    }
+  }
+
+  const fields: PermissionFields = {
+    resource: input.resource.url,
+    scheme: input.accepted.scheme,
+    network,
+    planId: String(plan.id),
+    agentId: agentId ?? '',
+    httpVerb: input.accepted.extra?.httpVerb ?? '',
+    owner: caller.walletAddress as `0x${string}`,
+    nonce: toHex(randomBytes(32)),
+  };
+  const account = privateKeyToAccount(await walletKeyOf(ctx, caller.userId));
+  const signature: Hex = await account.signTypedData(typedData(fields));
+  const permissionHash = permissionHashOf(fields);
+  const token: PermissionToken = {
+    x402Version: 2,
+    resource: input.resource,
+    accepted: { ...input.accepted, planId: String(plan.id) },
+    payload: {
+      signature,
+      authorization: { from: fields.owner, sessionKeysProvider: SESSION_KEYS_PROVIDER, sessionKeys: [], nonce: fields.nonce },
+    },
+    extensions: {},
+  };
+  const x402AccessToken = encodeToken(token);
+  // What we hand out must be what verify will accept: same decoder, same hash (catches an oversized token).
+  const decoded = decodeToken(x402AccessToken);
+  if (!decoded.ok || permissionHashOf(fieldsOf(decoded.token)) !== permissionHash) {
+    throw new AppError('BCK.HTTP.0400', 'the permission does not fit in an x402 access token (resource or accepted too large)');
+  }
+  const row = {
+    permissionHash,
+    userId: caller.userId,
+    ownerAddress: caller.walletAddress,
+    scheme: fields.scheme,
+    network,
+    planId: plan.id,
+    agentId: agentId ?? null,
+    httpVerb: input.accepted.extra?.httpVerb ?? null,
+    resourceUrl: input.resource.url,
+    resourceDescription: input.resource.description ?? null,
+    delegationId: delegation?.id ?? null,
+    nonce: fields.nonce,
+    signature,
+    status: 'Active',
+    usedCredits: 0n,
+    revokedAt: null,
+    createdAt: now,
+  };
+  await em.insert(X402Permission, row);
+  return { ...permissionRecord(row, 0n), x402AccessToken };
+}
+
+export async function listPermissions(
+  ctx: ServiceContext,
+  userId: string,
+  q: ListPermissionsQuery,
+): Promise<{ total: number; page: number; offset: number; permissions: PermissionRecord[] }> {
+  const em = ctx.db.em();
+  const [rows, total] = await em.findAndCount(
+    X402Permission,
+    { userId, ...(q.scheme === undefined ? {} : { scheme: q.scheme }) },
+    { orderBy: { createdAt: 'desc', permissionHash: 'asc' }, limit: q.offset, offset: (q.page - 1) * q.offset },
+  );
+  const used = await usedCreditsOf(em, rows.map((r) => r.permissionHash));
+  return {
+    total,
+    page: q.page,
+    offset: q.offset,
+    permissions: rows.map((r) => permissionRecord(r, used.get(r.permissionHash) ?? 0n)),
+  };
+}
+
+/** The caller's own permission; any other (or a malformed hash) is 404 BCK.X402.0001. */
+async function ownPermission(em: Em, userId: string, permissionHash: string) {
+  const hash = permissionHash.toLowerCase();
+  const row = /^0x[0-9a-f]{64}$/.test(hash) ? await em.findOne(X402Permission, { permissionHash: hash, userId }) : null;
+  if (row === null) throw notFound(permissionHash);
+  return row;
+}
+
+export async function getPermission(ctx: ServiceContext, userId: string, permissionHash: string): Promise<PermissionRecord> {
+  const em = ctx.db.em();
+  const row = await ownPermission(em, userId, permissionHash);
+  const used = await usedCreditsOf(em, [row.permissionHash]);
+  return permissionRecord(row, used.get(row.permissionHash) ?? 0n);
+}
+
+/**
+ * Revokes: one conditional UPDATE. Settle increments usedCredits only `where status = 'Active'` inside its burn
+ * transaction, so a settle racing this revoke either committed before it or rolls back.
+ */
+export async function revokePermission(
+  ctx: ServiceContext,
+  userId: string,
+  permissionHash: string,
+): Promise<{ success: true; permissionHash: string; status: 'Revoked' }> {
+  const em = ctx.db.em();
+  const row = await ownPermission(em, userId, permissionHash);
+  await em.nativeUpdate(X402Permission, { permissionHash: row.permissionHash, userId, status: 'Active' }, { status: 'Revoked', revokedAt: ctx.now() });
+  return { success: true, permissionHash: row.permissionHash, status: 'Revoked' };
+}

@@ -1,0 +1,68 @@
+// POST /x402/verify (DESIGN §6): may this x402 access token pay `maxAmount` credits for this request? Never
+// consumes anything (no burn, no reserve, no order). Answers with the x402 facilitator's naming:
+// `{ isValid, invalidReason?, invalidMessage?, payer?, network? }`.
+//
+// An unlisted plan is always `isValid: false` with the catalogue message of BCK.PROTOCOL.0062 as the reason and
+// no `code` field (interface, listing-flag table and Errors rule 1).
+import type { ServiceContext } from '../context.js';
+import type { Caller } from '../credits/caller.js';
+import { creditBalance } from '../credits/lots.js';
+import type { PlanRow } from '../credits/lookup.js';
+import { Delegation } from '../db/entities/index.js';
+import { balanceOf } from '../settlement/token-ledger.js';
+import { type PresentedPermission, checkPermission } from './check-permission.js';
+import { delegationCanPay, planPrice } from './funding.js';
+import type { PermissionRow } from './permissions.js';
+import { Reason } from './reasons.js';
+
+export type VerifyResponse =
+  | { isValid: true; payer: string; network: string }
+  | { isValid: false; invalidReason: string; invalidMessage: string; payer?: string; network?: string };
+
+export type Coverage = { type: 'covered' } | { type: 'by-order' } | { type: 'short'; message: string };
+
+/**
+ * Whether `maxAmount` can be paid now: by the credits held, or by one order against the permission's delegation
+ * followed by a burn. For erc4337 the custodial wallet pays the order, so its token balance must cover the price.
+ */
+export async function coverage(ctx: ServiceContext, permission: PermissionRow, plan: PlanRow, maxAmount: bigint): Promise<Coverage> {
+  const em = ctx.db.em();
+  const now = ctx.now();
+  const balance = await creditBalance(em, plan.id, permission.ownerAddress, now);
+  if (balance >= maxAmount) return { type: 'covered' };
+  const short = `${permission.ownerAddress} holds ${balance} credits of plan ${plan.id}; ${maxAmount} needed`;
+  if (permission.delegationId == null) return { type: 'short', message: `${short} and the permission names no delegation` };
+  if (balance + plan.creditsAmount < maxAmount) {
+    return { type: 'short', message: `${short}, more than one order of the plan grants` };
+  }
+  const delegation = await em.findOne(Delegation, { id: permission.delegationId, userId: permission.userId });
+  if (delegation === null) return { type: 'short', message: `${short} and the delegation is gone` };
+  const price = planPrice(plan, ctx.config.ENVIRONMENT);
+  const fundable = delegationCanPay(delegation, plan, price, now);
+  if (fundable.type === 'unfundable') return { type: 'short', message: `${short} and the delegation cannot pay for an order: ${fundable.reason}` };
+  if (permission.scheme === 'svc:erc4337' && price.atomic > 0n) {
+    const funds = await balanceOf(ctx, permission.ownerAddress, plan.tokenAddress);
+    if (funds < price.atomic) return { type: 'short', message: `${short} and the wallet cannot pay for an order` };
+  }
+  return { type: 'by-order' };
+}
+
+export async function verifyPermission(
+  ctx: ServiceContext,
+  caller: Caller,
+  input: PresentedPermission & { maxAmount: bigint },
+): Promise<VerifyResponse> {
+  const checked = await checkPermission(ctx, caller, input);
+  if (checked.type === 'invalid') {
+    const { reason, message, payer, network } = checked;
+    return { isValid: false, invalidReason: reason, invalidMessage: message, ...(payer === undefined ? {} : { payer }), ...(network === undefined ? {} : { network }) };
+  }
+  const { permission, plan } = checked;
+  const who = { payer: permission.ownerAddress, network: permission.network };
+  if (!plan.listed) {
+    return { isValid: false, invalidReason: Reason.unlistedPlan, invalidMessage: `plan ${plan.id} is unlisted`, ...who };
+  }
+  const cover = await coverage(ctx, permission, plan, input.maxAmount);
+  if (cover.type === 'short') return { isValid: false, invalidReason: Reason.insufficientCredits, invalidMessage: cover.message, ...who };
+  return { isValid: true, ...who };
+}

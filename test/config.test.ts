@@ -1,0 +1,188 @@
+// config/index.ts: one zod schema over the environment, defaults beside each key, every problem at once.
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import test from 'ava';
+import { ConfigError, ConfigSchema, loadConfig } from '../config/index.js';
+
+const ROOT = fileURLToPath(new URL('../', import.meta.url));
+
+function problemsOf(env: Record<string, string>): string[] {
+  try {
+    loadConfig(env);
+  } catch (err) {
+    if (err instanceof ConfigError) return err.problems;
+    throw err;
+  }
+  return [];
+}
+
+test('defaults: SQLite in ./data, loopback, ports 3000/3001, sandbox', (t) => {
+  const c = loadConfig({});
+  t.is(c.HOST, '127.0.0.1');
+  t.is(c.ADMIN_PORT, 3000);
+  t.is(c.PROXY_PORT, 3001);
+  t.is(c.DATA_DIR, './data');
+  t.is(c.dataDir, resolve('data'));
+  t.deepEqual(c.database, { kind: 'sqlite', path: resolve('data', 'payroute.sqlite') });
+  t.is(c.ENVIRONMENT, 'sandbox');
+  t.is(c.SECRETS_KEY, undefined);
+  t.is(c.LOG_LEVEL, 'info');
+  t.is(c.LOG_FILE, undefined);
+  t.is(c.BODY_LIMIT_BYTES, 1_048_576);
+  t.is(c.API_KEY_CACHE_MS, 1000);
+  t.is(c.ACCESS_TOKEN_TTL_SECS, 86_400);
+  t.is(c.PROOF_TTL_SECS, 3600);
+  t.regex(c.DOCS_URL, /\/docs\/errors\.md$/);
+  t.is(c.adminUrl, 'http://127.0.0.1:3000');
+  t.is(c.publicUrl, 'http://127.0.0.1:3001');
+});
+
+test('empty values mean unset, as in most .env files; unrelated variables are ignored', (t) => {
+  const c = loadConfig({ ADMIN_PORT: '', DATABASE_URL: '', SECRETS_KEY: '', PATH: '/usr/bin', npm_config_x: '1' });
+  t.is(c.ADMIN_PORT, 3000);
+  t.is(c.database.kind, 'sqlite');
+  t.is(c.SECRETS_KEY, undefined);
+});
+
+test('numbers are whole decimal numbers within range', (t) => {
+  const c = loadConfig({ ADMIN_PORT: '8080', PROXY_PORT: '0', BODY_LIMIT_BYTES: '10', API_KEY_CACHE_MS: '0' });
+  t.is(c.ADMIN_PORT, 8080);
+  t.is(c.PROXY_PORT, 0, 'port 0 = any free port');
+  t.is(c.BODY_LIMIT_BYTES, 10);
+  t.is(c.API_KEY_CACHE_MS, 0);
+  for (const bad of [' ', 'abc', '1e3', '0x10', '-1', '1.5', '65536', '3000 ']) {
+    t.deepEqual(
+      problemsOf({ ADMIN_PORT: bad }).map((p) => p.split(' ')[0]),
+      ['ADMIN_PORT'],
+      `ADMIN_PORT=${JSON.stringify(bad)}`,
+    );
+  }
+  t.is(problemsOf({ API_KEY_CACHE_MS: '1001' }).length, 1, 'revocation must take effect within a second');
+  t.is(problemsOf({ BODY_LIMIT_BYTES: '0' }).length, 1);
+});
+
+test('DATABASE_URL: unset, sqlite:<path> (relative or absolute), postgres:// and postgresql://', (t) => {
+  t.deepEqual(loadConfig({ DATA_DIR: '/tmp/pr-x' }).database, { kind: 'sqlite', path: '/tmp/pr-x/payroute.sqlite' });
+  t.deepEqual(loadConfig({ DATABASE_URL: 'sqlite:./db/a.sqlite' }).database, {
+    kind: 'sqlite',
+    path: resolve('db/a.sqlite'),
+  });
+  t.deepEqual(loadConfig({ DATABASE_URL: 'sqlite:/var/lib/p.sqlite' }).database, {
+    kind: 'sqlite',
+    path: '/var/lib/p.sqlite',
+  });
+  for (const url of ['postgres://payroute:pw@db:5432/payroute', 'postgresql://u@127.0.0.1/x?sslmode=disable']) {
+    t.deepEqual(loadConfig({ DATABASE_URL: url }).database, { kind: 'postgresql', url });
+  }
+  for (const bad of ['mysql://u@h/db', 'sqlite:', 'postgres://', './data/payroute.sqlite', 'SQLITE:x']) {
+    const problems = problemsOf({ DATABASE_URL: bad });
+    t.is(problems.length, 1, bad);
+    t.regex(problems[0] ?? '', /^DATABASE_URL /);
+  }
+});
+
+test('derived URLs: ADMIN_URL and PUBLIC_URL win; a wildcard HOST derives loopback URLs', (t) => {
+  const c = loadConfig({ ADMIN_URL: 'http://admin:3000', PUBLIC_URL: 'https://pay.example.com/' });
+  t.is(c.adminUrl, 'http://admin:3000');
+  t.is(c.publicUrl, 'https://pay.example.com', 'trailing slash dropped');
+  const wildcard = loadConfig({ HOST: '0.0.0.0', ADMIN_PORT: '4000', PROXY_PORT: '4001' });
+  t.is(wildcard.HOST, '0.0.0.0', 'still binds every interface');
+  t.is(wildcard.adminUrl, 'http://127.0.0.1:4000');
+  t.is(wildcard.publicUrl, 'http://127.0.0.1:4001');
+  t.is(loadConfig({ HOST: '::' }).adminUrl, 'http://[::1]:3000');
+  t.is(loadConfig({ HOST: '::1' }).publicUrl, 'http://[::1]:3001');
+  for (const key of ['ADMIN_URL', 'PUBLIC_URL', 'DOCS_URL']) t.is(problemsOf({ [key]: 'not a url' }).length, 1, key);
+});
+
+test('several bad keys are reported all at once, each naming its key', (t) => {
+  const problems = problemsOf({
+    ADMIN_PORT: 'abc',
+    PROXY_PORT: '70000',
+    DATABASE_URL: 'mysql://x',
+    ENVIRONMENT: 'staging',
+    SECRETS_KEY: 'too-short',
+    LOG_LEVEL: 'loud',
+    API_KEY_CACHE_MS: '5000',
+  });
+  const keys = problems.map((p) => p.split(' ')[0]).sort();
+  t.deepEqual(keys, [
+    'ADMIN_PORT',
+    'API_KEY_CACHE_MS',
+    'DATABASE_URL',
+    'ENVIRONMENT',
+    'LOG_LEVEL',
+    'PROXY_PORT',
+    'SECRETS_KEY',
+  ]);
+  const err = t.throws(() => loadConfig({ ADMIN_PORT: 'abc', LOG_LEVEL: 'loud' }), { instanceOf: ConfigError });
+  t.regex(err?.message ?? '', /invalid configuration:\n {2}- ADMIN_PORT .*\n {2}- LOG_LEVEL /);
+});
+
+test('live requires SECRETS_KEY (reported alongside other problems); a short key is refused anywhere', (t) => {
+  t.deepEqual(problemsOf({ ENVIRONMENT: 'live' }), ['SECRETS_KEY is required when ENVIRONMENT=live']);
+  const withOthers = problemsOf({ ENVIRONMENT: 'live', ADMIN_PORT: 'abc' });
+  t.is(withOthers.length, 2);
+  t.true(withOthers.includes('SECRETS_KEY is required when ENVIRONMENT=live'));
+  t.is(problemsOf({ ENVIRONMENT: 'live', SECRETS_KEY: 'x'.repeat(32) }).length, 0);
+  t.regex(problemsOf({ SECRETS_KEY: 'x'.repeat(31) }).join(), /SECRETS_KEY must be at least 32 characters/);
+});
+
+test('every configuration key is documented in .env.example and in the README', (t) => {
+  const example = readFileSync(new URL('../.env.example', import.meta.url), 'utf8');
+  const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+  for (const key of Object.keys(ConfigSchema.shape)) {
+    t.regex(example, new RegExp(`^# ${key}=`, 'm'), `.env.example lists ${key}`);
+    t.true(readme.includes(`\`${key}\``), `README lists ${key}`);
+  }
+});
+
+function run(entry: string, env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((done, fail) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', entry], {
+      cwd: ROOT,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => {
+      stdout += d.toString();
+    });
+    child.stderr.on('data', (d: Buffer) => {
+      stderr += d.toString();
+    });
+    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+    child.on('error', fail);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      done({ code, stdout, stderr });
+    });
+  });
+}
+
+test('every entry point refuses a bad environment: exit non-zero, every problem on stderr, nothing started', async (t) => {
+  const bad = {
+    ADMIN_PORT: 'abc',
+    PROXY_PORT: '0',
+    DATABASE_URL: 'mysql://x',
+    ENVIRONMENT: 'live',
+    SECRETS_KEY: '',
+    LOG_LEVEL: 'loud',
+    DATA_DIR: '/nonexistent/payroute-should-not-be-created',
+  };
+  const results = await Promise.all(
+    ['admin/server.ts', 'proxy/server.ts', 'admin/cli/start.ts', 'admin/cli/migrate.ts'].map(async (entry) => ({
+      entry,
+      ...(await run(entry, bad)),
+    })),
+  );
+  for (const r of results) {
+    t.is(r.code, 2, `${r.entry} exit code\n${r.stderr}`);
+    t.is(r.stdout, '', `${r.entry} printed no readiness line`);
+    for (const key of ['ADMIN_PORT', 'DATABASE_URL', 'SECRETS_KEY', 'LOG_LEVEL']) {
+      t.regex(r.stderr, new RegExp(`- ${key} `), `${r.entry} names ${key}`);
+    }
+  }
+});

@@ -1,0 +1,166 @@
+// The sandbox token ledger (shared/settlement/token-ledger.ts) as a storage contract, on SQLite and PostgreSQL:
+// faucet credits, conditional debits, whole-transaction rollback on a shortfall, and a journal whose rows of
+// each txId sum to zero. No processes: a ServiceContext on a fresh database per kind.
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import test from 'ava';
+import { loadConfig } from '../config/index.js';
+import { type ServiceContext, createContext } from '../shared/context.js';
+import { createLogger } from '../shared/log.js';
+import {
+  FAUCET_ACCOUNT,
+  InsufficientFunds,
+  type Movement,
+  applyMovements,
+  balanceOf,
+  faucet,
+} from '../shared/settlement/token-ledger.js';
+import { DB_KINDS, type TestDatabase, createTestDatabase, postgresAvailable } from './support/databases.js';
+
+const ASSET = '0x036CbD53842c5426634e7929541eC2318f3dCF7e';
+const EURC = '0x808456652fdb597867f38412077A9182bf77359F';
+let n = 0;
+const addr = () => {
+  n += 1;
+  return `0x${(0xfeed0000 + n).toString(16).padStart(40, '0')}`;
+};
+
+const pgAvailable = await postgresAvailable();
+
+for (const kind of DB_KINDS) {
+  const available = kind === 'sqlite' || pgAvailable;
+  const register = available ? test : test.skip;
+  let db: TestDatabase | undefined;
+  let ctx: ServiceContext | undefined;
+  let dataDir: string | undefined;
+  if (available) {
+    test.before(async () => {
+      db = await createTestDatabase(kind);
+      dataDir = mkdtempSync(join(tmpdir(), 'payroute-ledger-'));
+      const config = loadConfig({ DATABASE_URL: db.url, DATA_DIR: dataDir, SECRETS_KEY: randomBytes(32).toString('hex') });
+      ctx = await createContext(config, createLogger({ LOG_LEVEL: 'warn' }, 'test'), { migrate: true });
+    });
+    test.after.always(async () => {
+      await ctx?.db.close();
+      await db?.drop();
+      if (dataDir !== undefined) rmSync(dataDir, { recursive: true, force: true });
+    });
+  }
+  const c = (): ServiceContext => {
+    if (ctx === undefined) throw new Error('context not started');
+    return ctx;
+  };
+  const journal = async (where: string, params: unknown[]) =>
+    (await c()
+      .db.em()
+      .execute(`select address, asset, cast(delta as text) as delta, kind, reference, tx_id from token_ledger where ${where}`, params)) as {
+      address: string;
+      asset: string;
+      delta: string;
+      kind: string;
+      reference: string | null;
+      tx_id: string;
+    }[];
+  const sumOf = (rows: { delta: string }[]) => rows.reduce((a, r) => a + BigInt(r.delta), 0n);
+
+  register(`[${kind}] faucet credits an address per asset and journals against the faucet account`, async (t) => {
+    const a = addr();
+    const first = await faucet(c(), a, ASSET, 1_000_000n);
+    t.is(first.balance, 1_000_000n);
+    const second = await faucet(c(), a, ASSET, 234n);
+    t.is(second.balance, 1_000_234n);
+    t.is(await balanceOf(c(), a, EURC), 0n, 'assets are separate');
+    t.not(first.txId, second.txId);
+    for (const txId of [first.txId, second.txId]) {
+      const rows = await journal('tx_id = ?', [txId]);
+      t.is(rows.length, 2);
+      t.is(sumOf(rows), 0n);
+      t.deepEqual(rows.map((r) => r.address).sort(), [a, FAUCET_ACCOUNT].sort());
+      t.true(rows.every((r) => r.kind === 'faucet' && r.asset === ASSET));
+    }
+    t.is(sumOf(await journal('address = ? and asset = ?', [a, ASSET])), 1_000_234n, 'the journal explains the balance');
+  });
+
+  register(`[${kind}] applyMovements: debit and credit per movement, one txId, journal sums to zero`, async (t) => {
+    const [payer, r1, r2] = [addr(), addr(), addr()];
+    await faucet(c(), payer, ASSET, 1000n);
+    const movements: Movement[] = [
+      { from: payer, to: r1, asset: ASSET, amount: 600n, kind: 'order', reference: 'ref-1' },
+      { from: payer, to: r2, asset: ASSET, amount: 400n, kind: 'order', reference: 'ref-1' },
+      { from: payer, to: r2, asset: ASSET, amount: 0n, kind: 'order' },
+    ];
+    const txId = await c().db.em().transactional((tx) => applyMovements(tx, movements, new Date()));
+    t.is(await balanceOf(c(), payer, ASSET), 0n);
+    t.is(await balanceOf(c(), r1, ASSET), 600n);
+    t.is(await balanceOf(c(), r2, ASSET), 400n);
+    const rows = await journal('tx_id = ?', [txId]);
+    t.is(rows.length, 4, 'zero-amount movements are skipped');
+    t.is(sumOf(rows), 0n);
+    t.true(rows.every((r) => r.reference === 'ref-1'));
+  });
+
+  register(`[${kind}] a shortfall in any movement rolls back the whole transaction`, async (t) => {
+    const [payer, r1, r2] = [addr(), addr(), addr()];
+    await faucet(c(), payer, ASSET, 1000n);
+    const err = await t.throwsAsync(
+      c()
+        .db.em()
+        .transactional((tx) =>
+          applyMovements(
+            tx,
+            [
+              { from: payer, to: r1, asset: ASSET, amount: 700n, kind: 'order' },
+              { from: payer, to: r2, asset: ASSET, amount: 301n, kind: 'order' },
+            ],
+            new Date(),
+          ),
+        ),
+    );
+    t.true(err instanceof InsufficientFunds);
+    t.is((err as InsufficientFunds).address, payer);
+    t.is(await balanceOf(c(), payer, ASSET), 1000n);
+    t.is(await balanceOf(c(), r1, ASSET), 0n);
+    t.is((await journal('address in (?, ?)', [r1, r2])).length, 0);
+    // An address that never held the asset cannot pay at all.
+    await t.throwsAsync(
+      c().db.em().transactional((tx) => applyMovements(tx, [{ from: addr(), to: r1, asset: ASSET, amount: 1n, kind: 'x' }], new Date())),
+      { instanceOf: InsufficientFunds },
+    );
+    // Nor with another asset's balance.
+    await t.throwsAsync(
+      c().db.em().transactional((tx) => applyMovements(tx, [{ from: payer, to: r1, asset: EURC, amount: 1n, kind: 'x' }], new Date())),
+      { instanceOf: InsufficientFunds },
+    );
+  });
+
+  register(`[${kind}] 50 parallel transfers from one wallet funding exactly 13: exactly 13 succeed`, async (t) => {
+    const payer = addr();
+    const to = addr();
+    await faucet(c(), payer, ASSET, 13n * 77n + 76n);
+    const results = await Promise.allSettled(
+      Array.from({ length: 50 }, () =>
+        c().db.em().transactional((tx) => applyMovements(tx, [{ from: payer, to, asset: ASSET, amount: 77n, kind: 'order' }], new Date())),
+      ),
+    );
+    t.is(results.filter((r) => r.status === 'fulfilled').length, 13);
+    t.true(results.every((r) => r.status === 'fulfilled' || r.reason instanceof InsufficientFunds));
+    t.is(await balanceOf(c(), payer, ASSET), 76n);
+    t.is(await balanceOf(c(), to, ASSET), 13n * 77n);
+    t.is(sumOf(await journal('address = ?', [payer])), 76n);
+  });
+
+  register(`[${kind}] amounts beyond 2^53 stay exact in balances and the journal`, async (t) => {
+    const a = addr();
+    const b = addr();
+    const big = 2n ** 62n + 3n;
+    await faucet(c(), a, ASSET, big);
+    await c().db.em().transactional((tx) => applyMovements(tx, [{ from: a, to: b, asset: ASSET, amount: big - 1n, kind: 'x' }], new Date()));
+    const rows = (await c()
+      .db.em()
+      .execute('select address, cast(balance as text) as b from token_balance where address in (?, ?)', [a, b])) as { address: string; b: string }[];
+    t.deepEqual(Object.fromEntries(rows.map((r) => [r.address, r.b])), { [a]: '1', [b]: (big - 1n).toString() });
+    t.is(sumOf(await journal('address = ?', [b])), big - 1n);
+  });
+}

@@ -1,0 +1,190 @@
+// `npm start` (admin/cli/start.ts) on a fresh machine: migrations, both processes up, the proxy relaying to the
+// admin process, prefixed logs, and a clean stop of everything on SIGTERM.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import test from 'ava';
+
+const ROOT = fileURLToPath(new URL('../', import.meta.url));
+const START = join(ROOT, 'admin/cli/start.ts');
+const TSX = import.meta.resolve('tsx');
+
+/** A port that was free a moment ago (listen on 0, read it, close). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const addr = server.address();
+      const port = typeof addr === 'object' && addr !== null ? addr.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+interface Launcher {
+  child: ChildProcess;
+  lines: string[];
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+function launch(cwd: string, env: Record<string, string | undefined>): Launcher {
+  const child = spawn(process.execPath, ['--env-file-if-exists=.env', '--import', TSX, START], {
+    cwd,
+    env: env as NodeJS.ProcessEnv,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const lines: string[] = [];
+  for (const stream of [child.stdout, child.stderr]) {
+    if (stream !== null) createInterface({ input: stream }).on('line', (l) => lines.push(l));
+  }
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on('exit', (code, signal) => resolve({ code, signal })),
+  );
+  return { child, lines, exited };
+}
+
+async function waitHealthy(url: string, launcher: Launcher, ms = 60_000): Promise<void> {
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    if (launcher.child.exitCode !== null) throw new Error(`launcher exited early:\n${launcher.lines.join('\n')}`);
+    try {
+      const r = await fetch(`${url}/healthz`);
+      if (r.status === 200) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`${url} not healthy after ${ms} ms:\n${launcher.lines.join('\n')}`);
+}
+
+/** PIDs of the admin and proxy children, from their prefixed pino lines. */
+function childPids(lines: string[]): number[] {
+  const pids = new Set<number>();
+  for (const line of lines) {
+    const m = /^\[(admin|proxy)\] (\{.*\})$/.exec(line);
+    if (m === null) continue;
+    try {
+      const pid = (JSON.parse(m[2] ?? '') as { pid?: unknown }).pid;
+      if (typeof pid === 'number') pids.add(pid);
+    } catch {
+      // not JSON
+    }
+  }
+  return [...pids];
+}
+
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/** The environment of a fresh machine: none of payroute's keys set, unless given. */
+function cleanEnv(extra: Record<string, string>): Record<string, string | undefined> {
+  const env: Record<string, string | undefined> = { ...process.env };
+  for (const key of Object.keys(env)) {
+    if (/^(HOST|ADMIN_PORT|PROXY_PORT|ADMIN_URL|PUBLIC_URL|DATA_DIR|DATABASE_URL|ENVIRONMENT|SECRETS_KEY|LOG_.*|PAYROUTE_.*)$/.test(key)) {
+      delete env[key];
+    }
+  }
+  return { ...env, ...extra };
+}
+
+async function stopAndCheck(t: import('ava').ExecutionContext, launcher: Launcher, urls: string[]): Promise<void> {
+  const pids = childPids(launcher.lines);
+  t.is(pids.length, 2, `both children logged their pid:\n${launcher.lines.join('\n')}`);
+  const started = Date.now();
+  launcher.child.kill('SIGTERM');
+  const timeout = new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), 10_000).unref());
+  const result = await Promise.race([launcher.exited, timeout]);
+  if (result === 'timeout') {
+    launcher.child.kill('SIGKILL');
+    for (const pid of pids) if (alive(pid)) process.kill(pid, 'SIGKILL');
+    t.fail(`the launcher did not exit within 10 s:\n${launcher.lines.join('\n')}`);
+    return;
+  }
+  t.deepEqual(result, { code: 0, signal: null }, launcher.lines.join('\n'));
+  t.true(Date.now() - started < 10_000);
+  for (const pid of pids) t.false(alive(pid), `child ${pid} exited`);
+  for (const url of urls) {
+    await t.throwsAsync(fetch(`${url}/healthz`), undefined, `${url} no longer listens`);
+  }
+}
+
+test('npm start on a fresh machine: SQLite, both processes healthy, proxy relays to admin, SIGTERM stops all', async (t) => {
+  // A working directory of its own (no .env, nothing configured but the ports): DATA_DIR is the default ./data.
+  const cwd = mkdtempSync(join(tmpdir(), 'payroute-start-'));
+  const dataDir = join(cwd, 'data');
+  const [adminPort, proxyPort] = [await freePort(), await freePort()];
+  const launcher = launch(cwd, cleanEnv({ ADMIN_PORT: String(adminPort), PROXY_PORT: String(proxyPort) }));
+  try {
+    const adminUrl = `http://127.0.0.1:${adminPort}`;
+    const proxyUrl = `http://127.0.0.1:${proxyPort}`;
+    await Promise.all([waitHealthy(adminUrl, launcher), waitHealthy(proxyUrl, launcher)]);
+    t.deepEqual(await (await fetch(`${proxyUrl}/healthz`)).json(), { status: 'ok', service: 'proxy' });
+    t.deepEqual(await (await fetch(`${adminUrl}/healthz`)).json(), { status: 'ok', service: 'admin' });
+
+    // No set-up: the SQLite file and the generated secrets key are in DATA_DIR.
+    t.true(existsSync(join(dataDir, 'payroute.sqlite')));
+    t.true(existsSync(join(dataDir, 'secrets.key')));
+
+    // An /api/v1 path the proxy does not serve is relayed to the admin process, which refuses it without a key.
+    const r = await fetch(`${proxyUrl}/api/v1/protocol/agents`, { headers: { 'x-correlation-id': 'start-test-1' } });
+    t.is(r.status, 401);
+    t.is(r.headers.get('x-correlation-id'), 'start-test-1');
+    const body = (await r.json()) as Record<string, unknown>;
+    t.is(body.code, 'BCK.AUTH.0001');
+    t.is(body.httpStatus, 401);
+    t.is(body.correlationId, 'start-test-1');
+    t.regex(String(body.docsUrl), /#bckauth0001$/);
+
+    // Logs are prefixed per process; stdout carries the readiness lines.
+    t.true(launcher.lines.some((l) => l.startsWith('[admin] {"ready":"admin"')), launcher.lines.join('\n'));
+    t.true(launcher.lines.some((l) => l.startsWith('[proxy] {"ready":"proxy"')));
+
+    await stopAndCheck(t, launcher, [adminUrl, proxyUrl]);
+  } finally {
+    if (launcher.child.exitCode === null) launcher.child.kill('SIGKILL');
+    rmSync(cwd, { recursive: true, force: true });
+  }
+});
+
+test('settings come from ./.env (as .env.example says); relative paths mean the same files for all processes', async (t) => {
+  const cwd = mkdtempSync(join(tmpdir(), 'payroute-start-env-'));
+  const [adminPort, proxyPort] = [await freePort(), await freePort()];
+  writeFileSync(
+    join(cwd, '.env'),
+    [
+      '# a .env as a user writes it',
+      `ADMIN_PORT=${adminPort}`,
+      `PROXY_PORT=${proxyPort}`,
+      'DATA_DIR=./state',
+      'LOG_LEVEL=info',
+      '',
+    ].join('\n'),
+  );
+  const launcher = launch(cwd, cleanEnv({}));
+  try {
+    const adminUrl = `http://127.0.0.1:${adminPort}`;
+    const proxyUrl = `http://127.0.0.1:${proxyPort}`;
+    await Promise.all([waitHealthy(adminUrl, launcher), waitHealthy(proxyUrl, launcher)]);
+    // The launcher migrated ./state/payroute.sqlite and the admin process serves from the same file.
+    t.true(existsSync(join(cwd, 'state', 'payroute.sqlite')));
+    t.false(existsSync(join(ROOT, 'state')), 'nothing written relative to the repository');
+    const r = await fetch(`${proxyUrl}/api/v1/protocol/agents`);
+    t.is(r.status, 401);
+    await stopAndCheck(t, launcher, [adminUrl, proxyUrl]);
+  } finally {
+    if (launcher.child.exitCode === null) launcher.child.kill('SIGKILL');
+    rmSync(cwd, { recursive: true, force: true });
+  }
+});
