@@ -46,6 +46,34 @@ export const ConfigSchema = z
     PROOF_TTL_SECS: whole.pipe(z.number().int().positive()).default(3600),
     /** Base of `docsUrl` in error envelopes. */
     DOCS_URL: z.url().default('https://github.com/payroute/payroute/blob/main/docs/errors.md'),
+
+    // --- Payment router (proxy process), DESIGN §4 and §7 ---
+    /** Routing fee in basis points on top of the merchant price (x402 only). Default 500 (5%). */
+    ROUTER_FEE_BPS: whole.pipe(z.number().int().min(0).max(10_000)).default(500),
+    /** Address that receives the fee leg. Default: the operator wallet created at first start. */
+    ROUTER_FEE_RECIPIENT: z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'must be an EVM address').optional(),
+    /** Concurrent router calls per user before 429 BCK.ROUTER.0007. Default 10. */
+    ROUTER_MAX_CONCURRENT_PER_USER: whole.pipe(z.number().int().positive()).default(10),
+    /** Upper bound on an x402 authorization's validBefore, seconds from now. Default 3600. */
+    ROUTER_MAX_AUTH_TTL_SECS: whole.pipe(z.number().int().min(6).max(86_400)).default(3600),
+    /** Comma-separated CAIP-2 networks the router may pay on; narrows the environment's own. Default: all of them. */
+    ROUTER_FUNDED_NETWORKS: z.string().regex(/^eip155:[0-9]+(,eip155:[0-9]+)*$/, 'must be eip155:<id>[,...]').optional(),
+    /** Comma-separated token addresses MPP charges may use. Default: the environment's USDC and EURC. */
+    ROUTER_MPP_ASSETS: z.string().regex(/^0x[0-9a-fA-F]{40}(,0x[0-9a-fA-F]{40})*$/, 'must be token addresses').optional(),
+    /** Allow upstreams on private/loopback addresses (tests, local development). Default false. */
+    ROUTER_ALLOW_PRIVATE_TARGETS: z.enum(['true', 'false']).transform((v) => v === 'true').default(false),
+    /** Request body the streaming proxy buffers (a paid call re-sends it). Default 10 MB. */
+    ROUTER_MAX_REQUEST_BYTES: whole.pipe(z.number().int().positive()).default(10 * 1_048_576),
+    /** Largest upstream answer relayed. Default 100 MB. */
+    ROUTER_MAX_RELAY_BYTES: whole.pipe(z.number().int().positive()).default(100 * 1_048_576),
+    /** Idle time allowed between upstream body chunks. Default 30 s. */
+    ROUTER_STREAM_IDLE_MS: whole.pipe(z.number().int().positive()).default(30_000),
+    /** Total time an upstream exchange may take. Default 5 min. */
+    ROUTER_STREAM_MAX_MS: whole.pipe(z.number().int().positive()).default(300_000),
+    /** Upstream connect timeout. Default 10 s. */
+    ROUTER_CONNECT_TIMEOUT_MS: whole.pipe(z.number().int().positive()).default(10_000),
+    /** Upstream response-headers timeout. Default 30 s. */
+    ROUTER_HEADERS_TIMEOUT_MS: whole.pipe(z.number().int().positive()).default(30_000),
   })
   .refine((c) => !(c.ENVIRONMENT === 'live' && c.SECRETS_KEY === undefined), {
     path: ['SECRETS_KEY'],

@@ -1,28 +1,61 @@
-// The proxy process's request handler: the public front door. It serves /healthz and (from the router issue
-// on) /api/v1/router/* and /api/v1/proxy itself, and relays everything else to the admin process.
+// The proxy process's request handler: the public front door. It serves /healthz and the router paths
+// (/api/v1/router/*, /api/v1/proxy, /proxy) itself and relays everything else to the admin process.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Config } from '../config/index.js';
+import type { Authenticator } from '../shared/accounts/api-keys.js';
 import { correlationId } from '../shared/correlation.js';
-import { AppError } from '../shared/errors/app-error.js';
+import { AppError, asAppError } from '../shared/errors/app-error.js';
 import type { Logger } from '../shared/log.js';
+import type { RouteTable } from './http/route-table.js';
 import type { Relay } from './relay.js';
 import { sendError, sendJson } from './respond.js';
 
-/** Paths the proxy owns; until the router lands they answer 404 with the envelope. */
+/** Paths the proxy owns; anything under them that no route serves is a 404 here, never relayed. */
 const ROUTER_PATHS = /^\/(api\/v1\/(router(\/|$)|proxy(\/|$))|proxy(\/|$))/;
 
-export function buildProxyHandler(config: Config, log: Logger, relay: Relay) {
+export interface ProxyDeps {
+  readonly config: Config;
+  readonly log: Logger;
+  readonly relay: Relay;
+  readonly auth: Authenticator;
+  readonly routes: RouteTable;
+}
+
+export function buildProxyHandler({ config, log, relay, auth, routes }: ProxyDeps) {
+  async function serveRouter(req: IncomingMessage, res: ServerResponse, url: URL, id: string): Promise<void> {
+    const principal = await auth.authenticate(req.headers.authorization);
+    const found = routes.match(req.method ?? 'GET', url.pathname);
+    if (found === undefined) throw new AppError('BCK.HTTP.0404', `no route for ${req.method ?? 'GET'} ${url.pathname}`);
+    if (found === 'method') throw new AppError('BCK.HTTP.0405', `${req.method ?? 'GET'} is not allowed on ${url.pathname}`);
+    await found.handler({ req, res, url, correlationId: id, principal, params: found.params });
+  }
+
   return (req: IncomingMessage, res: ServerResponse): void => {
     const id = correlationId(req.headers['x-correlation-id'] ?? req.headers['x-request-id']);
     req.headers['x-correlation-id'] = id;
     res.setHeader('x-correlation-id', id);
-    const path = (req.url ?? '/').split('?', 1)[0] ?? '/';
-    if (path === '/healthz') {
+    let url: URL;
+    try {
+      url = new URL(req.url ?? '/', 'http://proxy.invalid');
+    } catch {
+      sendError(res, new AppError('BCK.HTTP.0400', 'malformed request target'), id, config.DOCS_URL);
+      return;
+    }
+    if (url.pathname === '/healthz') {
       sendJson(res, 200, { status: 'ok', service: 'proxy' });
       return;
     }
-    if (ROUTER_PATHS.test(path)) {
-      sendError(res, new AppError('BCK.HTTP.0404', `no route for ${req.method ?? 'GET'} ${path}`), id, config.DOCS_URL);
+    if (ROUTER_PATHS.test(url.pathname)) {
+      const started = process.hrtime.bigint();
+      serveRouter(req, res, url, id).then(
+        () => log.debug({ correlationId: id, method: req.method, path: url.pathname, status: res.statusCode, ms: Number(process.hrtime.bigint() - started) / 1e6 }, 'request'),
+        (err: unknown) => {
+          const appError = asAppError(err);
+          if (appError.httpStatus >= 500) log.error({ err, correlationId: id }, 'router request failed');
+          if (appError.httpStatus === 413) res.setHeader('connection', 'close');
+          sendError(res, appError, id, config.DOCS_URL);
+        },
+      );
       return;
     }
     // Refuse a declared oversize body here: relaying it would race the admin's 413 against the upload and

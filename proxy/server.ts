@@ -1,18 +1,25 @@
 // Entry point of the proxy process: `npm run start:proxy`.
 import { createServer } from 'node:http';
 import { loadConfigOrExit } from '../config/index.js';
+import { createAuthenticator } from '../shared/accounts/api-keys.js';
+import { createContext } from '../shared/context.js';
 import { createLogger } from '../shared/log.js';
 import { onShutdown } from '../shared/shutdown.js';
 import { buildProxyHandler } from './app.js';
 import { createAdminRelay } from './relay.js';
+import { buildRouterRoutes } from './routes/index.js';
 
 const config = loadConfigOrExit();
 const log = createLogger(config, 'proxy');
+// The proxy never migrates: `npm start`, the admin process or `npm run db:migrate` does.
+const ctx = await createContext(config, log);
+const auth = createAuthenticator(ctx);
 const relay = createAdminRelay(config.adminUrl);
-const server = createServer(buildProxyHandler(config, log, relay));
+const routes = buildRouterRoutes({ ctx, auth });
+const server = createServer(buildProxyHandler({ config, log, relay, auth, routes }));
 server.keepAliveTimeout = 65_000;
 server.headersTimeout = 30_000;
-server.requestTimeout = 120_000;
+server.requestTimeout = 0; // streaming relays are bounded by ROUTER_STREAM_MAX_MS instead
 server.listen(config.PROXY_PORT, config.HOST, () => {
   const addr = server.address();
   const port = typeof addr === 'object' && addr !== null ? addr.port : config.PROXY_PORT;
@@ -23,4 +30,5 @@ onShutdown(log, async () => {
   await new Promise<void>((resolve) => server.close(() => resolve()));
   server.closeAllConnections();
   relay.close();
+  await ctx.db.close();
 });

@@ -11,6 +11,7 @@ import { type ServiceContext, createContext } from '../../shared/context.js';
 import { AppError } from '../../shared/errors/app-error.js';
 import { createLogger } from '../../shared/log.js';
 import { PositiveAmount, toWire } from '../../shared/money.js';
+import { addCatalogEntry, listCatalog } from '../../shared/router/catalog.js';
 import { faucet } from '../../shared/settlement/token-ledger.js';
 
 const USAGE = `usage: npm run cli -- <command>
@@ -18,6 +19,8 @@ const USAGE = `usage: npm run cli -- <command>
   keys create --user USER_ID
   keys revoke --key-id KEY_ID
   faucet --address ADDRESS --amount ATOMIC [--asset TOKEN_ADDRESS]   (sandbox only)
+  catalog add --slug SLUG --url UPSTREAM_BASE_URL
+  catalog list
   migrate`;
 
 type Handler = (ctx: ServiceContext, opts: Record<string, string | undefined>) => Promise<object>;
@@ -32,6 +35,8 @@ const commands: Record<string, Handler> = {
   'users create': (ctx, o) => createUser(ctx, need(o, 'email')),
   'keys create': (ctx, o) => createApiKey(ctx, need(o, 'user')),
   'keys revoke': (ctx, o) => revokeApiKey(ctx, need(o, 'key-id')),
+  'catalog add': (ctx, o) => addCatalogEntry(ctx, need(o, 'slug'), need(o, 'url')),
+  'catalog list': (ctx) => listCatalog(ctx),
   migrate: async () => ({ migrated: true }),
   faucet: async (ctx, o) => {
     if (ctx.config.ENVIRONMENT !== 'sandbox') throw new AppError('BCK.HTTP.0400', 'the faucet exists only in the sandbox');
@@ -61,6 +66,8 @@ const OPTIONS = {
   address: { type: 'string' },
   amount: { type: 'string' },
   asset: { type: 'string' },
+  slug: { type: 'string' },
+  url: { type: 'string' },
 } as const;
 
 function parse() {

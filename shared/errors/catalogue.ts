@@ -54,6 +54,11 @@ export const catalogue = {
   'BCK.DELEGATION.0001': entry(404, 'not_found', 'Delegation not found', 'Check the delegationId; only its owner sees a delegation.'),
   'BCK.ROUTER.0001': entry(400, 'validation', 'Invalid router request or nothing fundable', 'Check the request; the details name what cannot be paid (scheme, network, asset, recipient).'),
   'BCK.ROUTER.0003': entry(402, 'payment', 'Delegation budget exceeded, expired, or inactive', 'Create a new delegation or raise its cap.'),
+  'BCK.ROUTER.0002': entry(409, 'conflict', 'Duplicate requestId', 'A payment exists for this requestId; its paymentId is in the body. Use a new requestId for a new payment.'),
+  'BCK.ROUTER.0004': entry(404, 'not_found', 'Payment not found', 'Check the paymentId; only its owner sees a payment.'),
+  'BCK.ROUTER.0005': entry(409, 'conflict', 'Payment is not in a state that allows this', 'A payment is settled once, with one transaction hash.'),
+  'BCK.ROUTER.0007': entry(429, 'integration', 'Too many concurrent router calls', 'Wait for calls in flight to finish, then retry.', true),
+  'BCK.ROUTER.0009': entry(402, 'payment', 'Buyer wallet balance is insufficient', 'Fund the wallet (sandbox: npm run cli -- faucet) and retry.'),
   'BCK.ROUTER.0012': entry(400, 'validation', 'The EIP-712 domain of the asset does not match', 'The merchant names a token with an EIP-712 name or version other than the known one; a signature under it would be rejected.'),
 
   // x402 delegated permissions

@@ -1,0 +1,60 @@
+// A minimal method + path table for the proxy's own routes: no framework on the hot path (DESIGN §1).
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Principal } from '../../shared/accounts/api-keys.js';
+
+export interface RouterRequest {
+  readonly req: IncomingMessage;
+  readonly res: ServerResponse;
+  readonly url: URL;
+  readonly correlationId: string;
+  readonly principal: Principal;
+  /** Path parameters captured by `:name` segments. */
+  readonly params: Record<string, string>;
+}
+
+export type RouteHandler = (r: RouterRequest) => Promise<void>;
+
+interface Route {
+  method: string | '*';
+  parts: string[];
+  handler: RouteHandler;
+}
+
+export class RouteTable {
+  readonly #routes: Route[] = [];
+
+  add(method: string | '*', path: string, handler: RouteHandler): this {
+    this.#routes.push({ method, parts: path.split('/').filter(Boolean), handler });
+    return this;
+  }
+
+  /** `undefined` when no route matches the path; `'method'` when the path matches with another method. */
+  match(method: string, path: string): { handler: RouteHandler; params: Record<string, string> } | 'method' | undefined {
+    const parts = path.split('/').filter(Boolean);
+    let pathMatched = false;
+    for (const route of this.#routes) {
+      if (route.parts.length !== parts.length) continue;
+      const params: Record<string, string> = {};
+      let ok = true;
+      for (let i = 0; i < parts.length; i++) {
+        const want = route.parts[i] ?? '';
+        const got = parts[i] ?? '';
+        if (want.startsWith(':')) {
+          try {
+            params[want.slice(1)] = decodeURIComponent(got);
+          } catch {
+            ok = false;
+            break;
+          }
+        } else if (want !== got) {
+          ok = false;
+          break;
+        }
+      }
+      if (!ok) continue;
+      pathMatched = true;
+      if (route.method === '*' || route.method === method) return { handler: route.handler, params };
+    }
+    return pathMatched ? 'method' : undefined;
+  }
+}

@@ -1,0 +1,64 @@
+// Slug catalog (DESIGN §7): `slug` names an upstream base URL the caller never sees; `path` is appended
+// segment by segment and may not climb out of the base (interface Errors rule 2).
+import { z } from 'zod';
+import type { ServiceContext } from '../context.js';
+import { CatalogEntry } from '../db/entities/index.js';
+import { AppError } from '../errors/app-error.js';
+
+export const Slug = z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'must be 1-63 lowercase letters, digits or dashes');
+
+const UpstreamBase = z
+  .url({ protocol: /^https?$/ })
+  .max(2048)
+  .refine((u) => !/@/.test(new URL(u).host) && new URL(u).username === '' && new URL(u).password === '', 'must not carry credentials');
+
+export async function addCatalogEntry(ctx: ServiceContext, slugInput: string, urlInput: string) {
+  const slug = Slug.safeParse(slugInput);
+  if (!slug.success) throw new AppError('BCK.HTTP.0400', `--slug ${slug.error.issues[0]?.message ?? 'is invalid'}`);
+  const url = UpstreamBase.safeParse(urlInput);
+  if (!url.success) throw new AppError('BCK.HTTP.0400', '--url must be an absolute http(s) URL without credentials');
+  const base = new URL(url.data);
+  base.hash = '';
+  await ctx.db.em().upsert(CatalogEntry, { slug: slug.data, upstreamUrl: base.toString(), createdAt: ctx.now() });
+  return { slug: slug.data, url: base.toString() };
+}
+
+export async function listCatalog(ctx: ServiceContext) {
+  const rows = await ctx.db.em().find(CatalogEntry, {}, { orderBy: { slug: 'asc' } });
+  return { entries: rows.map((r) => ({ slug: r.slug, url: r.upstreamUrl, createdAt: r.createdAt.toISOString() })) };
+}
+
+const hasControlChar = (s: string): boolean => [...s].some((c) => c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f);
+
+/**
+ * Refuses `//`, `@`, `..`, `.`, backslashes, their percent-encoded forms, control characters and anything that
+ * looks like an absolute URL; returns the clean segments.
+ */
+export function safePathSegments(path: string): string[] | undefined {
+  if (path.length > 2048) return undefined;
+  if (/[\\@]/.test(path) || hasControlChar(path) || /%(2e|2f|5c|40|00)/i.test(path)) return undefined;
+  if (/^[a-z][a-z0-9+.-]*:/i.test(path) || path.includes('//')) return undefined;
+  const trimmed = path.startsWith('/') ? path.slice(1) : path;
+  if (trimmed === '') return [];
+  const segments = trimmed.split('/');
+  // A trailing slash is allowed (empty last segment); any other empty or dot segment is not.
+  for (const [i, s] of segments.entries()) {
+    if (s === '.' || s === '..') return undefined;
+    if (s === '' && i !== segments.length - 1) return undefined;
+    if (!/^[A-Za-z0-9._~!$&'()*+,;=:%-]*$/.test(s)) return undefined;
+  }
+  return segments;
+}
+
+/** Resolves a slug (+ path) to the upstream URL; unknown slug or unsafe path -> 400 BCK.ROUTER.0001. */
+export async function resolveSlug(ctx: ServiceContext, slug: string, path: string | undefined, search = ''): Promise<URL> {
+  const entry = Slug.safeParse(slug).success ? await ctx.db.em().findOne(CatalogEntry, { slug }) : null;
+  if (entry === null) throw new AppError('BCK.ROUTER.0001', `unknown slug ${JSON.stringify(slug.slice(0, 64))}`);
+  const segments = path === undefined ? [] : safePathSegments(path);
+  if (segments === undefined) throw new AppError('BCK.ROUTER.0001', 'path must be plain path segments (no //, @, .., \\ or absolute URL)');
+  const url = new URL(entry.upstreamUrl);
+  const basePath = url.pathname.endsWith('/') ? url.pathname.slice(0, -1) : url.pathname;
+  url.pathname = segments.length === 0 ? url.pathname : `${basePath}/${segments.join('/')}`;
+  if (search !== '') url.search = search;
+  return url;
+}

@@ -1,0 +1,136 @@
+// Router payment rows: the durable claim (DESIGN §7 step 6), state changes, the ledger listing and summary.
+import { type InferEntity, UniqueConstraintViolationException } from '@mikro-orm/core';
+import type { ServiceContext } from '../context.js';
+import { RouterPayment } from '../db/entities/index.js';
+import { AppError } from '../errors/app-error.js';
+import { type PaymentRecord, paymentRecord } from './payment-record.js';
+
+export type NewPayment = Omit<InferEntity<typeof RouterPayment>, 'createdAt' | 'updatedAt'>;
+
+export type ClaimResult = { type: 'claimed' } | { type: 'duplicate'; paymentId: string };
+
+/** Inserts the payment row; the unique (user, requestId) key makes a duplicate from any process lose. */
+export async function claimPayment(ctx: ServiceContext, row: NewPayment): Promise<ClaimResult> {
+  const now = ctx.now();
+  try {
+    await ctx.db.em().insert(RouterPayment, { ...row, createdAt: now, updatedAt: now });
+    return { type: 'claimed' };
+  } catch (err) {
+    if (!(err instanceof UniqueConstraintViolationException) || row.requestId == null) throw err;
+    const first = await ctx.db.em().findOne(RouterPayment, { userId: row.userId, requestId: row.requestId });
+    return { type: 'duplicate', paymentId: first?.id ?? '' };
+  }
+}
+
+/** A request refused before signing gives its claim back, so the same requestId may be retried. */
+export async function dropClaim(ctx: ServiceContext, paymentId: string): Promise<void> {
+  await ctx.db.em().nativeDelete(RouterPayment, { id: paymentId, status: 'Pending' });
+}
+
+export async function setPaymentStatus(
+  ctx: ServiceContext,
+  paymentId: string,
+  from: readonly string[],
+  to: { status: string; txHash?: string | null; failureReason?: string | null; feeStatus?: string },
+): Promise<boolean> {
+  const n = await ctx.db.em().nativeUpdate(
+    RouterPayment,
+    { id: paymentId, status: { $in: [...from] } },
+    { ...to, updatedAt: ctx.now() },
+  );
+  return n === 1;
+}
+
+export function duplicateError(paymentId: string): AppError {
+  return new AppError('BCK.ROUTER.0002', `a payment exists for this requestId: ${paymentId}`, { paymentId }, { paymentId });
+}
+
+/** POST /router/payments/{id}/settled: records the on-chain transaction of a minted payment. */
+export async function recordSettled(ctx: ServiceContext, userId: string, paymentId: string, txHash: string): Promise<PaymentRecord> {
+  const em = ctx.db.em();
+  const row = await em.findOne(RouterPayment, { id: paymentId, userId });
+  if (row === null) throw new AppError('BCK.ROUTER.0004', `payment ${paymentId} not found`);
+  if (row.status === 'Settled' && row.txHash === txHash) return paymentRecord(row); // same hash again: no-op
+  const ok = await setPaymentStatus(ctx, paymentId, ['Issued'], { status: 'Settled', txHash });
+  if (!ok) {
+    throw new AppError('BCK.ROUTER.0005', `payment ${paymentId} is ${row.status}${row.txHash ? ` with another txHash` : ''}`);
+  }
+  return paymentRecord(await ctx.db.em().findOneOrFail(RouterPayment, { id: paymentId }));
+}
+
+export interface PaymentQuery {
+  delegationId?: string | undefined;
+  from?: Date | undefined;
+  to?: Date | undefined;
+  limit: number;
+}
+
+function whereOf(userId: string, q: Omit<PaymentQuery, 'limit'>) {
+  const createdAt: Record<string, Date> = {};
+  if (q.from !== undefined) createdAt.$gte = q.from;
+  if (q.to !== undefined) createdAt.$lt = q.to;
+  return {
+    userId,
+    status: { $ne: 'Pending' },
+    ...(q.delegationId === undefined ? {} : { delegationId: q.delegationId }),
+    ...(Object.keys(createdAt).length === 0 ? {} : { createdAt }),
+  };
+}
+
+/** The caller's payments, newest first, at most `limit` (<= 1000). */
+export async function listPayments(ctx: ServiceContext, userId: string, q: PaymentQuery): Promise<PaymentRecord[]> {
+  const rows = await ctx.db.em().find(RouterPayment, whereOf(userId, q), {
+    orderBy: { createdAt: 'desc', id: 'desc' },
+    limit: Math.min(q.limit, 1000),
+  });
+  return rows.map(paymentRecord);
+}
+
+const CSV_COLUMNS = [
+  'paymentId', 'createdAt', 'status', 'protocol', 'x402Version', 'delegationId', 'requestId', 'recipient', 'amount',
+  'asset', 'network', 'scheme', 'approxCents', 'feeBps', 'feeAmount', 'feeCents', 'capChargedCents', 'txHash', 'resourceUrl',
+] as const;
+
+/** RFC 4180 CSV; cells that a spreadsheet would run as a formula are prefixed with a quote (CWE-1236). */
+export function paymentsCsv(records: readonly PaymentRecord[]): string {
+  const cell = (v: unknown): string => {
+    let s = v === null || v === undefined ? '' : String(v);
+    if (/^[=+\-@\t\r]/.test(s)) s = `'${s}`;
+    return /[",\r\n]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
+  };
+  const lines = records.map((r) =>
+    [
+      r.paymentId, r.createdAt, r.status, r.protocol, r.x402Version ?? '', r.delegationId, r.requestId, r.settlement.recipient,
+      r.settlement.amount, r.settlement.asset, r.settlement.network, r.settlement.scheme, r.settlement.approxCents, r.fee.bps,
+      r.fee.amount, r.fee.cents, r.fee.capChargedCents, r.txHash, r.resourceUrl,
+    ].map(cell).join(','),
+  );
+  return `${[CSV_COLUMNS.join(','), ...lines].join('\r\n')}\r\n`;
+}
+
+export type Granularity = 'day' | 'week' | 'month';
+
+/** Start of the UTC bucket holding `d`: days, ISO weeks starting Monday, calendar months. */
+export function bucketStart(d: Date, g: Granularity): string {
+  const y = d.getUTCFullYear();
+  const m = d.getUTCMonth();
+  if (g === 'month') return new Date(Date.UTC(y, m, 1)).toISOString().slice(0, 10);
+  const day = new Date(Date.UTC(y, m, d.getUTCDate()));
+  if (g === 'week') day.setUTCDate(day.getUTCDate() - ((day.getUTCDay() + 6) % 7));
+  return day.toISOString().slice(0, 10);
+}
+
+/** GET /router/payments/summary: number of payments per UTC bucket. */
+export async function paymentsSummary(
+  ctx: ServiceContext,
+  userId: string,
+  q: { granularity: Granularity; from?: Date | undefined; to?: Date | undefined },
+): Promise<{ total: number; series: { date: string; value: number }[] }> {
+  const rows = await ctx.db.em().find(RouterPayment, whereOf(userId, q), { fields: ['createdAt'], orderBy: { createdAt: 'asc' } });
+  const counts = new Map<string, number>();
+  for (const r of rows) {
+    const k = bucketStart(r.createdAt, q.granularity);
+    counts.set(k, (counts.get(k) ?? 0) + 1);
+  }
+  return { total: rows.length, series: [...counts].map(([date, value]) => ({ date, value })) };
+}

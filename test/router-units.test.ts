@@ -1,0 +1,88 @@
+import test from 'ava';
+import { safePathSegments } from '../shared/router/catalog.js';
+import { createClaimStore } from '../shared/router/claims.js';
+import { createConcurrencyLimiter } from '../shared/router/concurrency.js';
+import { computeFees, feeRecord } from '../shared/router/fees.js';
+import { bucketStart, paymentsCsv } from '../shared/router/payments.js';
+
+test('fees follow DESIGN §4 on several prices', (t) => {
+  // 0.01 USDC at 500 bps: fee 500 atomic; cap charge ceil(10,500 / 10,000) = 2 cents.
+  t.deepEqual(feeRecord(computeFees(10_000n, 500, true), true), {
+    bps: 500, amount: '500', cents: '1', capChargedCents: '2', capChargedMicros: '10500',
+  });
+  // 1 USDC: fee 0.05; 100 + 5 cents.
+  t.deepEqual(feeRecord(computeFees(1_000_000n, 500, true), true), {
+    bps: 500, amount: '50000', cents: '5', capChargedCents: '105', capChargedMicros: '1050000',
+  });
+  // A fee that floors to 0 is dropped (19 x 500 / 10,000 = 0.95 -> 0): no fee leg, bps reported 0.
+  const tiny = computeFees(19n, 500, true);
+  t.is(tiny.feeAmount, 0n);
+  t.deepEqual(feeRecord(tiny, false), { bps: 0, amount: '0', cents: '0', capChargedCents: '1' });
+  t.is(tiny.approxCents, 1n);
+  // A price that is not a whole cent: 12,345 atomic = 1.2345 cents -> approx 2; +617 fee = 12,962 -> 2 cents.
+  const odd = computeFees(12_345n, 500, true);
+  t.is(odd.feeAmount, 617n);
+  t.is(odd.approxCents, 2n);
+  t.is(odd.capChargedCents, 2n);
+  t.is(odd.feeCents, 0n);
+  // MPP / mode A without requestId: no fee.
+  t.deepEqual(feeRecord(computeFees(1_000_000n, 500, false), true), {
+    bps: 0, amount: '0', cents: '0', capChargedCents: '100', capChargedMicros: '1000000',
+  });
+});
+
+test('slug paths: only plain segments', (t) => {
+  t.deepEqual(safePathSegments('/v1/forecast'), ['v1', 'forecast']);
+  t.deepEqual(safePathSegments('v1/items/42/'), ['v1', 'items', '42', '']);
+  t.deepEqual(safePathSegments(''), []);
+  for (const bad of [
+    '//evil.com', 'a//b', '../secret', 'a/../../b', 'a/./b', '@evil.com', 'a@b', 'a\\b', '%2e%2e/x', '%2E%2E', 'a%2fb',
+    '%5c', '%40evil', 'http://evil.com', 'https:/x', 'javascript:alert(1)', 'a\nb', 'a b', '%00',
+  ]) {
+    t.is(safePathSegments(bad), undefined, bad);
+  }
+});
+
+test('UTC buckets: day, ISO week (Monday), month', (t) => {
+  const d = new Date('2026-11-21T23:59:59.999Z'); // a Saturday
+  t.is(bucketStart(d, 'day'), '2026-11-21');
+  t.is(bucketStart(d, 'week'), '2026-11-16');
+  t.is(bucketStart(new Date('2026-11-16T00:00:00Z'), 'week'), '2026-11-16');
+  t.is(bucketStart(new Date('2026-11-22T12:00:00Z'), 'week'), '2026-11-16');
+  t.is(bucketStart(d, 'month'), '2026-11-01');
+});
+
+test('CSV escapes quotes, commas and formula cells', (t) => {
+  const csv = paymentsCsv([
+    {
+      paymentId: 'p1', protocol: 'x402', status: 'Settled', delegationId: 'd', requestId: '=cmd()', txHash: null,
+      resourceUrl: 'http://x/a,b"c', createdAt: '2026-01-01T00:00:00.000Z', x402Version: 2,
+      settlement: { recipient: '0x1', amount: '10', network: 'eip155:84532', approxCents: '1', asset: '0x2', scheme: 'exact' },
+      fee: { bps: 500, amount: '0', cents: '0', capChargedCents: '1', capChargedMicros: '10' },
+    },
+  ]);
+  const [header, row] = csv.split('\r\n');
+  t.true(header?.startsWith('paymentId,createdAt,status'));
+  t.true(row?.includes(",'=cmd(),"));
+  t.true(row?.endsWith('"http://x/a,b""c"'));
+});
+
+test('in-process claims and the per-user limiter', (t) => {
+  const claims = createClaimStore();
+  t.true(claims.tryClaim('u', 'r1'));
+  t.false(claims.tryClaim('u', 'r1'));
+  t.true(claims.tryClaim('v', 'r1'));
+  claims.release('u', 'r1');
+  t.true(claims.tryClaim('u', 'r1'));
+  const limiter = createConcurrencyLimiter(2);
+  const a = limiter.acquire('u');
+  const b = limiter.acquire('u');
+  t.truthy(a);
+  t.truthy(b);
+  t.is(limiter.acquire('u'), undefined);
+  t.truthy(limiter.acquire('other'));
+  a?.();
+  a?.(); // releasing twice frees one slot only
+  t.truthy(limiter.acquire('u'));
+  t.is(limiter.acquire('u'), undefined);
+});
