@@ -1,7 +1,12 @@
 // Entry point of the proxy process: `npm run start:proxy`.
 import { createServer } from 'node:http';
 import { loadConfigOrExit } from '../config/index.js';
+import { getAddress } from 'viem';
 import { createAuthenticator } from '../shared/accounts/api-keys.js';
+import { ensureOperatorWallet } from '../shared/accounts/service-wallets.js';
+import { createClaimStore } from '../shared/router/claims.js';
+import { createConcurrencyLimiter } from '../shared/router/concurrency.js';
+import { createUpstream } from '../shared/upstream/index.js';
 import { createContext } from '../shared/context.js';
 import { createLogger } from '../shared/log.js';
 import { onShutdown } from '../shared/shutdown.js';
@@ -15,7 +20,22 @@ const log = createLogger(config, 'proxy');
 const ctx = await createContext(config, log);
 const auth = createAuthenticator(ctx);
 const relay = createAdminRelay(config.adminUrl);
-const routes = buildRouterRoutes({ ctx, auth });
+const upstream = createUpstream({
+  allowPrivate: config.ROUTER_ALLOW_PRIVATE_TARGETS,
+  connectTimeoutMs: config.ROUTER_CONNECT_TIMEOUT_MS,
+  headersTimeoutMs: config.ROUTER_HEADERS_TIMEOUT_MS,
+  bodyTimeoutMs: config.ROUTER_STREAM_IDLE_MS,
+  maxBodyBytes: config.ROUTER_MAX_RELAY_BYTES,
+  maxTotalMs: config.ROUTER_STREAM_MAX_MS,
+});
+const feeRecipient = config.ROUTER_FEE_RECIPIENT ?? (await ensureOperatorWallet(ctx));
+const routes = buildRouterRoutes({
+  ctx,
+  claims: createClaimStore(),
+  limiter: createConcurrencyLimiter(config.ROUTER_MAX_CONCURRENT_PER_USER),
+  upstream,
+  feeRecipient: getAddress(feeRecipient),
+});
 const server = createServer(buildProxyHandler({ config, log, relay, auth, routes }));
 server.keepAliveTimeout = 65_000;
 server.headersTimeout = 30_000;
@@ -30,5 +50,6 @@ onShutdown(log, async () => {
   await new Promise<void>((resolve) => server.close(() => resolve()));
   server.closeAllConnections();
   relay.close();
+  await upstream.close();
   await ctx.db.close();
 });

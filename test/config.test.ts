@@ -153,7 +153,7 @@ function run(entry: string, env: Record<string, string>): Promise<{ code: number
     child.stderr.on('data', (d: Buffer) => {
       stderr += d.toString();
     });
-    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+    const timer = setTimeout(() => child.kill("SIGKILL"), 90_000);
     child.on('error', fail);
     child.on('close', (code) => {
       clearTimeout(timer);

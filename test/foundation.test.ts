@@ -56,7 +56,7 @@ forEachDb(({ stack, test }) => {
     const r = await u.api.get('/protocol/nothing-here');
     t.is(r.status, 404);
     t.is(r.body.code, 'BCK.HTTP.0404');
-    const router = await u.api.post('/router/route', {});
+    const router = await u.api.post('/router/nothing-here', {});
     t.is(router.status, 404);
     t.is(router.body.code, 'BCK.HTTP.0404');
   });

@@ -67,13 +67,23 @@ test('CSV escapes quotes, commas and formula cells', (t) => {
   t.true(row?.endsWith('"http://x/a,b""c"'));
 });
 
-test('in-process claims and the per-user limiter', (t) => {
+test('in-process claims and the per-user limiter', async (t) => {
   const claims = createClaimStore();
-  t.true(claims.tryClaim('u', 'r1'));
-  t.false(claims.tryClaim('u', 'r1'));
-  t.true(claims.tryClaim('v', 'r1'));
-  claims.release('u', 'r1');
-  t.true(claims.tryClaim('u', 'r1'));
+  t.is(claims.tryClaim('u', 'r1').type, 'claimed');
+  const dup = claims.tryClaim('u', 'r1');
+  t.is(dup.type, 'held');
+  t.is(claims.tryClaim('v', 'r1').type, 'claimed');
+  claims.assign('u', 'r1', 'pay-1');
+  if (dup.type === 'held') t.is(await dup.paymentId, 'pay-1');
+  const later = claims.tryClaim('u', 'r1');
+  if (later.type === 'held') t.is(await later.paymentId, 'pay-1');
+  else t.fail('a claimed requestId must stay held');
+  const refused = claims.tryClaim('w', 'r2');
+  t.is(refused.type, 'claimed');
+  const waiting = claims.tryClaim('w', 'r2');
+  claims.release('w', 'r2');
+  if (waiting.type === 'held') t.is(await waiting.paymentId, undefined);
+  t.is(claims.tryClaim('w', 'r2').type, 'claimed');
   const limiter = createConcurrencyLimiter(2);
   const a = limiter.acquire('u');
   const b = limiter.acquire('u');

@@ -1,0 +1,50 @@
+// The router's JSON endpoints: mode A, mode B, the settled record, the ledger and its summary.
+import { mintCredential } from '../../shared/router/mint.js';
+import { listPayments, paymentsCsv, paymentsSummary, recordSettled } from '../../shared/router/payments.js';
+import { routePaid } from '../../shared/router/route.js';
+import { MintBody, PaymentsQuery, RouteBody, SettledBody, SummaryQuery } from '../../shared/router/schemas.js';
+import type { RouterContext } from '../../shared/router/context.js';
+import { AppError } from '../../shared/errors/app-error.js';
+import { parseOr400, queryOf } from '../http/json.js';
+import { readJson } from '../http/read-body.js';
+import type { RouteTable } from '../http/route-table.js';
+import { sendJson } from '../respond.js';
+
+const JSON_LIMIT = 1_048_576;
+
+export function paymentRoutes(table: RouteTable, rc: RouterContext): void {
+  table.add('POST', '/api/v1/router/payments', async ({ req, res, principal }) => {
+    const body = parseOr400(MintBody, await readJson(req, JSON_LIMIT), 'body');
+    sendJson(res, 200, await mintCredential(rc, principal, body));
+  });
+
+  table.add('POST', '/api/v1/router/route', async ({ req, res, principal }) => {
+    const raw = await readJson(req, rc.ctx.config.ROUTER_MAX_REQUEST_BYTES);
+    const body = parseOr400(RouteBody, raw, 'body');
+    sendJson(res, 200, await routePaid(rc, principal, body));
+  });
+
+  table.add('POST', '/api/v1/router/payments/:id/settled', async ({ req, res, principal, params }) => {
+    const body = parseOr400(SettledBody, await readJson(req, JSON_LIMIT), 'body');
+    const id = params.id ?? '';
+    if (!/^[0-9a-f-]{36}$/.test(id)) throw new AppError('BCK.ROUTER.0004', 'payment not found');
+    sendJson(res, 200, await recordSettled(rc.ctx, principal.userId, id, body.txHash));
+  });
+
+  table.add('GET', '/api/v1/router/payments', async ({ res, url, principal }) => {
+    const q = parseOr400(PaymentsQuery, queryOf(url), 'query');
+    const records = await listPayments(rc.ctx, principal.userId, q);
+    if (q.format === 'csv') {
+      const csv = paymentsCsv(records);
+      res.writeHead(200, { 'content-type': 'text/csv; charset=utf-8', 'content-length': Buffer.byteLength(csv) });
+      res.end(csv);
+      return;
+    }
+    sendJson(res, 200, { total: records.length, payments: records });
+  });
+
+  table.add('GET', '/api/v1/router/payments/summary', async ({ res, url, principal }) => {
+    const q = parseOr400(SummaryQuery, queryOf(url), 'query');
+    sendJson(res, 200, await paymentsSummary(rc.ctx, principal.userId, q));
+  });
+}

@@ -1,0 +1,127 @@
+// The streaming variant of mode B (ALL /api/v1/router/proxy, aliases /api/v1/proxy and /proxy), DESIGN §7:
+// the request body is buffered (a paid call re-sends it), the answer streams back with X-Router-Payment-*.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { z } from 'zod';
+import { AppError } from '../../shared/errors/app-error.js';
+import { chooseFromAnswer } from '../../shared/router/choose.js';
+import type { RouterContext } from '../../shared/router/context.js';
+import { spendableDelegation } from '../../shared/router/delegation-snapshot.js';
+import { withClaim } from '../../shared/router/idempotency.js';
+import { headerOf, outcomeOf } from '../../shared/router/outcome.js';
+import { finishPayment, issuePayment } from '../../shared/router/pay.js';
+import { upstreamCredential } from '../../shared/router/route.js';
+import { RequestId } from '../../shared/router/schemas.js';
+import { type OutgoingHeaders, type UpstreamStreamResult, upstreamAppError } from '../../shared/upstream/index.js';
+import { parseOr400 } from '../http/json.js';
+import { readBody } from '../http/read-body.js';
+import type { RouteTable } from '../http/route-table.js';
+
+const MAX_402_BODY_BYTES = 256 * 1024;
+
+const ProxyHeaders = z.object({
+  'x-router-target-url': z.string().min(1).max(2048),
+  'x-router-delegation-id': z.uuid(),
+  'x-router-request-id': RequestId,
+  'x-router-upstream-authorization': z.string().max(8192).optional(),
+});
+
+function forwardHeaders(req: IncomingMessage): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  for (const [k, v] of Object.entries(req.headers)) {
+    if (v === undefined || k.startsWith('x-router-')) continue;
+    out[k] = v;
+  }
+  return out;
+}
+
+async function readAll(body: Readable, limit: number): Promise<string | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const c of body) {
+    const b = c as Buffer;
+    size += b.length;
+    if (size > limit) {
+      body.destroy();
+      return undefined;
+    }
+    chunks.push(b);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+async function relay(
+  res: ServerResponse,
+  r: Extract<UpstreamStreamResult, { type: 'response' }>,
+  extra: Record<string, string>,
+): Promise<void> {
+  const headers: OutgoingHeaders = { ...r.headers, ...extra };
+  delete headers['content-length']; // the answer is re-framed; a merchant's length may not match what we relay
+  res.writeHead(r.status, headers);
+  try {
+    await pipeline(r.body, res);
+  } catch {
+    // Merchant stalled, cap hit or our client went away: the connection is cut, nothing else can be said.
+    res.destroy();
+  }
+}
+
+export function streamRoutes(table: RouteTable, rc: RouterContext): void {
+  const handler = async ({ req, res, principal }: { req: IncomingMessage; res: ServerResponse; principal: Parameters<typeof spendableDelegation>[1] }) => {
+    const h = parseOr400(ProxyHeaders, req.headers, 'headers');
+    const release = rc.limiter.acquire(principal.userId);
+    if (release === undefined) throw new AppError('BCK.ROUTER.0007', 'too many router calls in flight for this user');
+    try {
+      await withClaim(rc, principal, h['x-router-request-id'], async (assign) => {
+        const body = await readBody(req, rc.ctx.config.ROUTER_MAX_REQUEST_BYTES);
+        const call = {
+          url: h['x-router-target-url'],
+          method: req.method ?? 'GET',
+          headers: forwardHeaders(req),
+          body: body.length > 0 ? body : undefined,
+          upstreamAuthorization: h['x-router-upstream-authorization'],
+        };
+        const probe = await rc.upstream.stream(call);
+        if (probe.type !== 'response') throw upstreamAppError(probe);
+        if (probe.status !== 402) {
+          rc.claims.release(principal.userId, h['x-router-request-id']);
+          await relay(res, probe, {});
+          return;
+        }
+        const text = await readAll(probe.body, MAX_402_BODY_BYTES);
+        const delegation = await spendableDelegation(rc, principal, h['x-router-delegation-id']);
+        const choice = chooseFromAnswer(rc, delegation, { header: (n) => headerOf(probe.headers, n), body: text });
+        const issued = await issuePayment(rc, {
+          principal,
+          delegation,
+          choice,
+          mode: 'proxy',
+          requestId: h['x-router-request-id'],
+          resourceUrl: call.url,
+          onClaimed: assign,
+        });
+        const paid = await rc.upstream.stream({ ...call, credential: upstreamCredential(issued.credential.credential) });
+        if (paid.type !== 'response') {
+          await finishPayment(rc, issued, { status: 502, outcome: { type: 'issued' } }, principal.walletAddress);
+          throw upstreamAppError(paid);
+        }
+        const done = await finishPayment(
+          rc,
+          issued,
+          { status: paid.status, outcome: outcomeOf(issued.row.protocol, paid.status, paid.headers) },
+          principal.walletAddress,
+        );
+        await relay(res, paid, {
+          'x-router-payment-id': issued.paymentId,
+          'x-router-payment-status': done.status,
+          ...(done.txHash === null ? {} : { 'x-router-tx-hash': done.txHash }),
+        });
+      });
+    } finally {
+      release();
+    }
+  };
+  for (const path of ['/api/v1/router/proxy', '/api/v1/proxy', '/proxy']) table.add('*', path, handler);
+}
+

@@ -1,0 +1,14 @@
+// What the router services need, built once per proxy process.
+import type { ServiceContext } from '../context.js';
+import type { Upstream } from '../upstream/index.js';
+import type { ClaimStore } from './claims.js';
+import type { ConcurrencyLimiter } from './concurrency.js';
+
+export interface RouterContext {
+  readonly ctx: ServiceContext;
+  readonly claims: ClaimStore;
+  readonly limiter: ConcurrencyLimiter;
+  readonly upstream: Upstream;
+  /** ROUTER_FEE_RECIPIENT, or the operator wallet. */
+  readonly feeRecipient: string;
+}

@@ -1,0 +1,61 @@
+// Mode A (POST /router/payments): mint a payment credential for requirements the caller fetched itself
+// (DESIGN §7: steps 1, 3, 5-7 without calling the merchant).
+import type { Principal } from '../accounts/api-keys.js';
+import { AppError } from '../errors/app-error.js';
+import { encodeBase64 } from '../protocols/encoding.js';
+import type { UpstreamAnswer } from '../protocols/payment.js';
+import { chooseFromAnswer } from './choose.js';
+import type { RouterContext } from './context.js';
+import { spendableDelegation } from './delegation-snapshot.js';
+import { feeRecord } from './fees.js';
+import { withClaim } from './idempotency.js';
+import { issuePayment } from './pay.js';
+import { settlementRecord } from './payment-record.js';
+import type { MintBody } from './schemas.js';
+
+/** The caller's target as the merchant's 402 would have carried it, so one chooser serves every mode. */
+function answerOf(body: MintBody): UpstreamAnswer {
+  const t = body.target as Record<string, unknown>;
+  if (body.protocol === 'mpp') {
+    if (typeof t.challenge !== 'string') throw new AppError('BCK.ROUTER.0001', 'target.challenge is required for mpp');
+    const challenge = t.challenge;
+    return { header: (n) => (n.toLowerCase() === 'www-authenticate' ? challenge : undefined) };
+  }
+  if (!Array.isArray(t.accepts)) throw new AppError('BCK.ROUTER.0001', 'target.accepts is required for x402');
+  if (t.x402Version === 1) return { header: () => undefined, body: JSON.stringify({ x402Version: 1, accepts: t.accepts }) };
+  const required = encodeBase64(
+    JSON.stringify({ x402Version: 2, accepts: t.accepts, resource: t.resource, extensions: t.extensions }),
+  );
+  return { header: (n) => (n.toLowerCase() === 'payment-required' ? required : undefined) };
+}
+
+export async function mintCredential(rc: RouterContext, principal: Principal, body: MintBody) {
+  const answer = answerOf(body);
+  return withClaim(rc, principal, body.requestId, async (assign) => {
+    const delegation = await spendableDelegation(rc, principal, body.delegationId);
+    const choice = chooseFromAnswer(rc, delegation, answer);
+    if (choice.type !== body.protocol) throw new AppError('BCK.ROUTER.0001', `target is not a fundable ${body.protocol} offer`);
+    const issued = await issuePayment(rc, {
+      principal,
+      delegation,
+      choice,
+      mode: 'credential',
+      requestId: body.requestId,
+      resourceUrl: body.resourceUrl,
+      onClaimed: assign,
+    });
+    return {
+      paymentId: issued.paymentId,
+      protocol: issued.row.protocol,
+      credential: { transport: 'header', name: issued.credential.credential.name, value: issued.credential.credential.value },
+      settlement: settlementRecord(issued.row),
+      fee: feeRecord(issued.fees, true),
+      delegationId: delegation.id,
+      status: 'Issued',
+      ...(issued.row.x402Version == null ? {} : { x402Version: issued.row.x402Version }),
+      resourceUrl: body.resourceUrl ?? null,
+      requestId: body.requestId ?? null,
+      txHash: null,
+    };
+  });
+}

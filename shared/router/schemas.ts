@@ -1,0 +1,51 @@
+// Bodies of the router endpoints (interface "Router"), validated at the boundary.
+import { z } from 'zod';
+
+export const RequestId = z.string().min(1).max(200).regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces');
+
+const AbsoluteHttpUrl = z.url({ protocol: /^https?$/ }).max(2048);
+
+export const MintBody = z.object({
+  delegationId: z.uuid(),
+  protocol: z.enum(['x402', 'mpp']),
+  target: z.union([
+    z.object({ accepts: z.array(z.unknown()).min(1).max(64), x402Version: z.union([z.literal(1), z.literal(2)]).default(2) }).loose(),
+    z.object({ challenge: z.string().min(1).max(16_384) }).loose(),
+  ]),
+  resourceUrl: AbsoluteHttpUrl.optional(),
+  requestId: RequestId.optional(),
+});
+export type MintBody = z.output<typeof MintBody>;
+
+const HeaderValue = z.string().max(8192);
+
+export const RouteBody = z
+  .object({
+    requestId: RequestId,
+    delegationId: z.uuid(),
+    url: z.string().min(1).max(2048).optional(),
+    slug: z.string().min(1).max(63).optional(),
+    path: z.string().max(2048).optional(),
+    method: z.enum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']).default('GET'),
+    headers: z.record(z.string().min(1).max(256), HeaderValue).refine((h) => Object.keys(h).length <= 64, 'at most 64 headers').optional(),
+    body: z.unknown().optional(),
+    protocol: z.enum(['x402', 'mpp']).optional(),
+  })
+  .refine((b) => (b.url === undefined) !== (b.slug === undefined), { message: 'exactly one of url and slug is required', path: ['url'] });
+export type RouteBody = z.output<typeof RouteBody>;
+
+export const SettledBody = z.object({ txHash: z.string().regex(/^0x[0-9a-fA-F]{64}$/, 'must be a 32-byte hex transaction hash') });
+
+export const PaymentsQuery = z.object({
+  delegationId: z.uuid().optional(),
+  from: z.iso.datetime({ offset: true }).or(z.iso.date()).transform((s) => new Date(s)).optional(),
+  to: z.iso.datetime({ offset: true }).or(z.iso.date()).transform((s) => new Date(s)).optional(),
+  format: z.enum(['json', 'csv']).default('json'),
+  limit: z.coerce.number().int().min(1).max(1000).default(1000),
+});
+
+export const SummaryQuery = z.object({
+  granularity: z.enum(['day', 'week', 'month']).default('day'),
+  from: z.iso.datetime({ offset: true }).or(z.iso.date()).transform((s) => new Date(s)).optional(),
+  to: z.iso.datetime({ offset: true }).or(z.iso.date()).transform((s) => new Date(s)).optional(),
+});
