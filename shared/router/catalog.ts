@@ -56,9 +56,15 @@ export async function resolveSlug(ctx: ServiceContext, slug: string, path: strin
   if (entry === null) throw new AppError('BCK.ROUTER.0001', `unknown slug ${JSON.stringify(slug.slice(0, 64))}`);
   const segments = path === undefined ? [] : safePathSegments(path);
   if (segments === undefined) throw new AppError('BCK.ROUTER.0001', 'path must be plain path segments (no //, @, .., \\ or absolute URL)');
-  const url = new URL(entry.upstreamUrl);
+  const url = joinSlugPath(entry.upstreamUrl, segments);
+  if (search !== '') url.search = search;
+  return url;
+}
+
+/** The upstream base with the (already checked) path segments appended; never leaves the base's origin. */
+export function joinSlugPath(base: string, segments: readonly string[]): URL {
+  const url = new URL(base);
   const basePath = url.pathname.endsWith('/') ? url.pathname.slice(0, -1) : url.pathname;
   url.pathname = segments.length === 0 ? url.pathname : `${basePath}/${segments.join('/')}`;
-  if (search !== '') url.search = search;
   return url;
 }

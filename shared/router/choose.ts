@@ -2,18 +2,30 @@
 import { getAddress } from 'viem';
 import { AppError } from '../errors/app-error.js';
 import { type Asset, NETWORKS } from '../assets.js';
+import { decodeBase64, encodeBase64, isJsonObject, parseJson } from '../protocols/encoding.js';
 import { type PaymentChoice, type UpstreamAnswer, choosePayment } from '../protocols/payment.js';
 import type { NoChoice } from '../protocols/reasons.js';
 import type { RouterContext } from './context.js';
 import type { DelegationRow } from './pay.js';
 
+/** The token a delegation's currency pays (DESIGN §4): usd/usdc -> USDC, eur/eurc -> EURC; else none. */
+export function fundedSymbol(currency: string): Asset['symbol'] | undefined {
+  if (['usd', 'usdc'].includes(currency)) return 'USDC';
+  if (['eur', 'eurc'].includes(currency)) return 'EURC';
+  return undefined;
+}
+
 export function chooseOptions(rc: RouterContext, delegation: DelegationRow) {
   const c = rc.ctx.config;
   const env = NETWORKS[c.ENVIRONMENT];
-  const mppAssets: Asset[] | undefined =
+  const symbol = fundedSymbol(delegation.currency);
+  const configured =
     c.ROUTER_MPP_ASSETS === undefined
-      ? undefined
+      ? env.assets
       : env.assets.filter((a) => (c.ROUTER_MPP_ASSETS ?? '').split(',').some((x) => getAddress(x) === a.address));
+  // MPP: only the currency the delegation pays (a EUR delegation must not pick a USDC challenge).
+  const inCurrency = configured.filter((a) => a.symbol === symbol);
+  const mppAssets: readonly Asset[] = inCurrency.length > 0 ? inCurrency : configured;
   return {
     environment: c.ENVIRONMENT,
     fundedNetworks: c.ROUTER_FUNDED_NETWORKS?.split(','),
@@ -26,9 +38,45 @@ export function refusal(none: NoChoice): AppError {
   return new AppError(none.code, none.message, { reason: none.reason });
 }
 
+/**
+ * x402 options in a known token of ANOTHER currency than the delegation pays are left out before choosing, so
+ * "prefer USDC" cannot pick a token a EUR delegation may not spend while the merchant also offers EURC. When
+ * nothing would be left the answer is kept as it is (the refusal then names the currency mismatch).
+ */
+function inDelegationCurrency(rc: RouterContext, delegation: DelegationRow, answer: UpstreamAnswer): UpstreamAnswer {
+  const symbol = fundedSymbol(delegation.currency);
+  const foreign = new Set(
+    NETWORKS[rc.ctx.config.ENVIRONMENT].assets.filter((a) => a.symbol !== symbol).map((a) => a.address.toLowerCase()),
+  );
+  const keep = (o: unknown) => !(isJsonObject(o) && typeof o.asset === 'string' && foreign.has(o.asset.toLowerCase()));
+  /** The object with `accepts` narrowed, or undefined when it cannot or need not be narrowed. */
+  const narrowed = (value: unknown): Record<string, unknown> | undefined => {
+    if (!isJsonObject(value) || !Array.isArray(value.accepts)) return undefined;
+    const kept = value.accepts.filter(keep);
+    if (kept.length === 0 || kept.length === value.accepts.length) return undefined;
+    return { ...value, accepts: kept };
+  };
+  const header = answer.header('PAYMENT-REQUIRED');
+  let required: string | undefined = header;
+  if (header !== undefined) {
+    const text = decodeBase64(header.trim());
+    const json = text === undefined ? undefined : parseJson(text);
+    const n = json?.ok === true ? narrowed(json.value) : undefined;
+    if (n !== undefined) required = encodeBase64(JSON.stringify(n));
+  }
+  let body = answer.body;
+  if (header === undefined && body !== undefined && body.includes('"accepts"')) {
+    const json = parseJson(body);
+    const n = json.ok ? narrowed(json.value) : undefined;
+    if (n !== undefined) body = JSON.stringify(n);
+  }
+  if (required === header && body === answer.body) return answer;
+  return { header: (name) => (name.toLowerCase() === 'payment-required' ? required : answer.header(name)), body };
+}
+
 /** Chooses from a merchant's 402 answer; nothing fundable -> 400 naming why. */
 export function chooseFromAnswer(rc: RouterContext, delegation: DelegationRow, answer: UpstreamAnswer): PaymentChoice {
-  const r = choosePayment(answer, chooseOptions(rc, delegation));
+  const r = choosePayment(inDelegationCurrency(rc, delegation, answer), chooseOptions(rc, delegation));
   if (r.type === 'none') throw refusal(r);
   return r;
 }

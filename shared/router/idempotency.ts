@@ -30,6 +30,11 @@ export async function withClaim<T>(
       rc.claims.assign(principal.userId, requestId, paymentId);
     });
   } catch (err) {
+    // Another process won the durable claim: tell this process's waiting duplicates its paymentId too.
+    if (err instanceof AppError && err.code === 'BCK.ROUTER.0002' && typeof err.params.paymentId === 'string' && !assigned) {
+      rc.claims.assign(principal.userId, requestId, err.params.paymentId);
+      throw err;
+    }
     // Spent once signed (assigned and not refused before signing): keep the claim; otherwise give it back.
     const refusedBeforeSigning = !assigned || (err instanceof AppError && ['BCK.ROUTER.0003', 'BCK.ROUTER.0009', 'BCK.ROUTER.0001'].includes(err.code));
     if (refusedBeforeSigning && !(err instanceof AppError && err.code === 'BCK.ROUTER.0002')) rc.claims.release(principal.userId, requestId);

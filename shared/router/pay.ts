@@ -4,11 +4,12 @@ import { randomUUID } from 'node:crypto';
 import type { Principal } from '../accounts/api-keys.js';
 import { walletKeyOf } from '../accounts/users.js';
 import type { InferEntity } from '@mikro-orm/core';
-import type { Delegation, RouterPayment } from '../db/entities/index.js';
+import { Delegation, type RouterPayment } from '../db/entities/index.js';
+import { effectiveStatus } from '../delegations/records.js';
 import { release, reserve } from '../delegations/service.js';
 import { AppError } from '../errors/app-error.js';
 import { type PaymentChoice, type PaymentCredential, buildPaymentCredential } from '../protocols/payment.js';
-import { InsufficientFunds, type Movement, applyMovements } from '../settlement/token-ledger.js';
+import { InsufficientFunds, type Movement, applyMovements, balanceOf } from '../settlement/token-ledger.js';
 import type { RouterContext } from './context.js';
 import { type Fees, computeFees } from './fees.js';
 import { claimPayment, dropClaim, duplicateError, setPaymentStatus } from './payments.js';
@@ -91,6 +92,22 @@ export async function issuePayment(rc: RouterContext, req: PayRequest): Promise<
   if (claim.type === 'duplicate') throw duplicateError(claim.paymentId);
   req.onClaimed?.(paymentId);
 
+  // Ledger backend: a buyer balance that cannot cover the merchant leg and the fee is refused before the cap is
+  // touched ("nothing reserved", DESIGN §7 step 6). The read only refuses early: the conditional debit below
+  // still decides, and a balance spent meanwhile releases the reservation.
+  const buyer = req.principal.walletAddress;
+  if ((await balanceOf(ctx, buyer, leg.asset.address)) < leg.amount + fees.feeAmount) {
+    await dropClaim(ctx, paymentId);
+    // The cap is checked first in step 6: a charge the delegation could not take anyway is still a 0003.
+    const d = await ctx.db.em().findOne(Delegation, { id: req.delegation.id });
+    const status = d === null ? 'Revoked' : effectiveStatus(d, ctx.now());
+    if (d === null || status !== 'Active' || d.amountSpentCents + fees.capChargedCents > d.spendingLimitCents) {
+      const reason = status === 'Active' ? 'delegation budget exceeded' : `delegation is ${status.toLowerCase()}`;
+      throw new AppError('BCK.ROUTER.0003', reason, { delegationId: req.delegation.id });
+    }
+    throw new AppError('BCK.ROUTER.0009', `wallet ${buyer} holds too little ${leg.asset.symbol}`);
+  }
+
   const reserved = await reserve(ctx, {
     delegationId: req.delegation.id,
     userId: req.principal.userId,
@@ -107,7 +124,6 @@ export async function issuePayment(rc: RouterContext, req: PayRequest): Promise<
 
   // Ledger backend: the authorization is backed by the buyer's balance, so the merchant leg moves now; mode A's
   // fee leg moves with it (there is no later answer to wait for).
-  const buyer = req.principal.walletAddress;
   const movements: Movement[] = [{ from: buyer, to: leg.recipient, asset: leg.asset.address, amount: leg.amount, kind: 'router', reference: paymentId }];
   if (req.mode === 'credential' && fees.feeAmount > 0n) {
     movements.push({ from: buyer, to: rc.feeRecipient, asset: leg.asset.address, amount: fees.feeAmount, kind: 'router_fee', reference: paymentId });

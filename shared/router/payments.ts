@@ -11,14 +11,17 @@ export type ClaimResult = { type: 'claimed' } | { type: 'duplicate'; paymentId: 
 
 /** Inserts the payment row; the unique (user, requestId) key makes a duplicate from any process lose. */
 export async function claimPayment(ctx: ServiceContext, row: NewPayment): Promise<ClaimResult> {
-  const now = ctx.now();
-  try {
-    await ctx.db.em().insert(RouterPayment, { ...row, createdAt: now, updatedAt: now });
-    return { type: 'claimed' };
-  } catch (err) {
-    if (!(err instanceof UniqueConstraintViolationException) || row.requestId == null) throw err;
-    const first = await ctx.db.em().findOne(RouterPayment, { userId: row.userId, requestId: row.requestId });
-    return { type: 'duplicate', paymentId: first?.id ?? '' };
+  // A claim dropped between our failed insert and the read (refused before signing) may be taken again.
+  for (let attempt = 0; ; attempt++) {
+    const now = ctx.now();
+    try {
+      await ctx.db.em().insert(RouterPayment, { ...row, createdAt: now, updatedAt: now });
+      return { type: 'claimed' };
+    } catch (err) {
+      if (!(err instanceof UniqueConstraintViolationException) || row.requestId == null) throw err;
+      const first = await ctx.db.em().findOne(RouterPayment, { userId: row.userId, requestId: row.requestId });
+      if (first !== null || attempt >= 2) return { type: 'duplicate', paymentId: first?.id ?? '' };
+    }
   }
 }
 

@@ -73,7 +73,8 @@ export async function routePaid(rc: RouterContext, principal: Principal, body: R
         choice,
         mode: 'route',
         requestId: body.requestId,
-        resourceUrl: url,
+        // A slug's upstream is never shown, not even in the ledger: the record names the slug instead.
+        resourceUrl: body.slug === undefined ? url : `slug:${body.slug}${body.path === undefined ? '' : `/${body.path.replace(/^\//, '')}`}`,
         onClaimed: assign,
       });
       // Step 7: from here on the requestId is spent.

@@ -1,5 +1,6 @@
 // Bodies of the router endpoints (interface "Router"), validated at the boundary.
 import { z } from 'zod';
+import { safePathSegments } from './catalog.js';
 
 export const RequestId = z.string().min(1).max(200).regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces');
 
@@ -31,7 +32,12 @@ export const RouteBody = z
     body: z.unknown().optional(),
     protocol: z.enum(['x402', 'mpp']).optional(),
   })
-  .refine((b) => (b.url === undefined) !== (b.slug === undefined), { message: 'exactly one of url and slug is required', path: ['url'] });
+  .refine((b) => (b.url === undefined) !== (b.slug === undefined), { message: 'exactly one of url and slug is required', path: ['url'] })
+  // Step 1 (DESIGN §7): an unsafe path is refused up front, whatever it would be appended to.
+  .refine((b) => b.path === undefined || safePathSegments(b.path) !== undefined, {
+    message: 'must be plain path segments (no //, @, .., \\ or absolute URL)',
+    path: ['path'],
+  });
 export type RouteBody = z.output<typeof RouteBody>;
 
 export const SettledBody = z.object({ txHash: z.string().regex(/^0x[0-9a-fA-F]{64}$/, 'must be a 32-byte hex transaction hash') });

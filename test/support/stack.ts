@@ -25,6 +25,8 @@ export interface Stack {
   readonly baseUrl: string;
   readonly ctx: ServiceContext;
   readonly env: Record<string, string>;
+  /** Process ids of the stack's own admin and proxy children (for resource sampling, e.g. the load benchmark). */
+  readonly pids: { readonly admin: number; readonly proxy: number };
   /** Creates a user (as the CLI does) and an API client bound to its key, talking to the proxy. */
   user(email?: string): Promise<CreatedUser & { api: ApiClient }>;
   /** Starts one more process of the given kind against the same database. */
@@ -93,10 +95,12 @@ export async function startStack(kind: DbKind, extraEnv: Record<string, string> 
   const ctx = await createContext(config, createLogger({ LOG_LEVEL: 'warn' }, 'test'), { migrate: true });
   const children: ChildProcess[] = [];
   let adminUrl: string;
+  let adminPid: number;
   let proxy: { child: ChildProcess; port: number };
   try {
     const admin = await startProcess('admin/server.ts', { ...env, ADMIN_PORT: '0', PAYROUTE_SKIP_MIGRATE: '1' });
     children.push(admin.child);
+    adminPid = admin.child.pid ?? -1;
     adminUrl = `http://127.0.0.1:${admin.port}`;
     proxy = await startProcess('proxy/server.ts', { ...env, PROXY_PORT: '0', ADMIN_URL: adminUrl });
     children.push(proxy.child);
@@ -118,6 +122,7 @@ export async function startStack(kind: DbKind, extraEnv: Record<string, string> 
     baseUrl: `${proxyUrl}/api/v1`,
     ctx,
     env,
+    pids: { admin: adminPid, proxy: proxy.child.pid ?? -1 },
     async user(email) {
       n += 1;
       const u = await createUser(ctx, email ?? `user${n}-${randomBytes(3).toString('hex')}@example.test`);

@@ -1,0 +1,789 @@
+// `npm run bench:router`: the router's load benchmark (DESIGN §9). The k6 binary cannot be installed here, so this
+// Node runner executes the scenarios of loadtest/k6/*.ts against a stack it starts itself, and reports each one as
+// a RATIO against a baseline measured in the same run (never pass/fail on times):
+//
+//   1. relay  free relay through ALL /api/v1/router/proxy (GET and POST alternating) vs a bare http-proxy-3
+//             pass-through with a keep-alive agent, same upstream, same request bytes            (target >= 0.9x)
+//   2. paid   POST /api/v1/router/route paying the official @x402/express v2 merchant vs the official @x402
+//             client (@x402/core x402Client + @x402/evm ExactEvmScheme) paying it directly       (target >= 0.8x)
+//   3. mint   mode A POST /api/v1/router/payments vs signAuthorization (native) on one core       (target >= 0.35x)
+//   4. rss    the proxy's VmRSS across 200k free relays (bounded caches): start / peak / end
+//
+// Everything targets 127.0.0.1, every loop is bounded in time and count, and the run stops by itself. Each
+// counterpart runs in its own process (loadtest/servers.ts) so no side shares an event loop with the load
+// generator or with the side it is compared against. CPU time of every process is read from /proc per phase, to
+// say where the time goes.
+//
+// Knobs (environment): BENCH_SECONDS (measured seconds per side of a scenario, default 20), BENCH_ONLY
+// (comma list of relay,paid,mint,rss), BENCH_DB (sqlite | postgresql, default sqlite), BENCH_RSS_REQUESTS
+// (default 200000), BENCH_RSS_MAX_SECONDS (default 120), BENCH_RELAY_CONNECTIONS (default 32),
+// BENCH_PAID_CONCURRENCY (default 16), BENCH_MINT_CONCURRENCY (default 16), BENCH_JSON (write the figures there).
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { x402Client, x402HTTPClient } from '@x402/core/client';
+import type { PaymentRequirements } from '@x402/core/types';
+import { ExactEvmScheme as ExactEvmClientScheme } from '@x402/evm/exact/client';
+import autocannon, { type AutocannonRequest, type AutocannonResult } from 'autocannon';
+import { Pool } from 'undici';
+import { getAddress } from 'viem';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { type TransferAuthorization, randomNonce, signAuthorization } from '../shared/protocols/eip3009.js';
+import { faucet } from '../shared/settlement/token-ledger.js';
+import type { DbKind } from '../test/support/databases.js';
+import { MERCHANT_V2, assetOf } from '../test/support/merchants/fixtures.js';
+import { type Stack, startStack } from '../test/support/stack.js';
+
+const ROOT = fileURLToPath(new URL('../', import.meta.url));
+
+// --- knobs ------------------------------------------------------------------------------------------------------
+
+function num(name: string, dflt: number, min: number, max: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return dflt;
+  const v = Number(raw);
+  if (!Number.isFinite(v) || v < min || v > max) throw new Error(`${name} must be a number in [${min}, ${max}]`);
+  return v;
+}
+
+const SECONDS = num('BENCH_SECONDS', 20, 2, 120);
+const WARMUP = Math.max(1, Math.min(3, SECONDS / 5));
+const RSS_REQUESTS = num('BENCH_RSS_REQUESTS', 200_000, 1_000, 1_000_000);
+const RSS_MAX_SECONDS = num('BENCH_RSS_MAX_SECONDS', 120, 5, 300);
+const RELAY_CONNECTIONS = num('BENCH_RELAY_CONNECTIONS', 32, 1, 512);
+const PAID_CONCURRENCY = num('BENCH_PAID_CONCURRENCY', 16, 1, 256);
+const MINT_CONCURRENCY = num('BENCH_MINT_CONCURRENCY', 16, 1, 256);
+const DB: DbKind = process.env.BENCH_DB === 'postgresql' ? 'postgresql' : 'sqlite';
+const ONLY = new Set((process.env.BENCH_ONLY ?? 'relay,paid,mint,rss').split(',').map((s) => s.trim()));
+/** Hard ceiling of the whole run: whatever happens, children are killed and the process exits. */
+const WATCHDOG_MS = 12 * 60_000;
+
+const USDC = assetOf('sandbox', 'USDC');
+const CHAIN_ID = 84532;
+const NETWORK = 'eip155:84532';
+
+// --- processes --------------------------------------------------------------------------------------------------
+
+interface Child {
+  readonly role: string;
+  readonly pid: number;
+  readonly url: string;
+  stop(): Promise<void>;
+}
+
+const children: ChildProcess[] = [];
+/** The stack's own admin and proxy, killed by the watchdog too (stack.stop() is the orderly way). */
+const stackPids: number[] = [];
+
+function killAll(signal: NodeJS.Signals): void {
+  for (const c of children) c.kill(signal);
+  for (const pid of stackPids) {
+    try {
+      process.kill(pid, signal);
+    } catch {
+      // already gone
+    }
+  }
+}
+
+function startChild(role: string, env: Record<string, string> = {}): Promise<Child> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'loadtest/servers.ts', role], {
+      cwd: ROOT,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    children.push(child);
+    let stderr = '';
+    child.stderr?.on('data', (d: Buffer) => {
+      stderr = (stderr + d.toString()).slice(-4000);
+    });
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`${role} did not become ready:\n${stderr}`));
+    }, 30_000);
+    if (child.stdout === null) throw new Error('no stdout');
+    createInterface({ input: child.stdout }).on('line', (line) => {
+      try {
+        const msg = JSON.parse(line) as { ready?: string; port?: number };
+        if (msg.ready === role && typeof msg.port === 'number') {
+          clearTimeout(timer);
+          resolve({
+            role,
+            pid: child.pid ?? -1,
+            url: `http://127.0.0.1:${msg.port}`,
+            stop: () => stopChild(child),
+          });
+        }
+      } catch {
+        // not the readiness line
+      }
+    });
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${role} exited with ${code}:\n${stderr}`));
+    });
+  });
+}
+
+function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    child.once('exit', () => resolve());
+    child.kill('SIGTERM');
+    setTimeout(() => child.kill('SIGKILL'), 5000).unref();
+  });
+}
+
+// --- /proc sampling ---------------------------------------------------------------------------------------------
+
+const CLOCK_TICKS = 100; // USER_HZ on Linux
+
+/** User + system CPU time of a process, in milliseconds (/proc/<pid>/stat fields 14 and 15). */
+function cpuMs(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/** Resident set size of a process in KiB (/proc/<pid>/status VmRSS). */
+function rssKiB(pid: number): number {
+  try {
+    const m = /^VmRSS:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m === null ? Number.NaN : Number(m[1]);
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/** Busy and total CPU time of the whole machine, in milliseconds (/proc/stat line `cpu`). */
+function machineMs(): { busy: number; total: number } {
+  try {
+    const line = readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '';
+    const v = line.trim().split(/\s+/).slice(1).map(Number);
+    const total = v.slice(0, 8).reduce((a, b) => a + b, 0);
+    const idle = (v[3] ?? 0) + (v[4] ?? 0);
+    return { busy: ((total - idle) * 1000) / CLOCK_TICKS, total: (total * 1000) / CLOCK_TICKS };
+  } catch {
+    return { busy: Number.NaN, total: Number.NaN };
+  }
+}
+
+type Pids = Record<string, number>;
+
+/**
+ * CPU milliseconds each process spent while `fn` ran, plus `other` (machine busy time not spent by these
+ * processes: anything else running on the machine) and `idle` (machine capacity left unused).
+ */
+async function withCpu<T>(pids: Pids, fn: () => Promise<T>): Promise<{ value: T; cpu: Record<string, number> }> {
+  const before = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, cpuMs(pid)]));
+  const m0 = machineMs();
+  const value = await fn();
+  const m1 = machineMs();
+  const cpu: Record<string, number> = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, cpuMs(pid) - (before[k] ?? 0)]));
+  const ours = Object.values(cpu).reduce((a, b) => a + (Number.isFinite(b) ? b : 0), 0);
+  cpu.other = Math.max(0, m1.busy - m0.busy - ours);
+  cpu.idle = Math.max(0, m1.total - m0.total - (m1.busy - m0.busy));
+  return { value, cpu };
+}
+
+// --- load loops -------------------------------------------------------------------------------------------------
+
+interface Side {
+  ok: number;
+  failed: number;
+  seconds: number;
+  latencies: number[];
+  cpu: Record<string, number>;
+  /** True when `latencies` holds autocannon's [p50, p99] pairs (one per run) rather than every call's latency. */
+  summarised?: boolean;
+  firstError?: string | undefined;
+}
+
+const emptySide = (): Side => ({ ok: 0, failed: 0, seconds: 0, latencies: [], cpu: {} });
+
+function addCpu(into: Record<string, number>, more: Record<string, number>): void {
+  for (const [k, v] of Object.entries(more)) into[k] = (into[k] ?? 0) + v;
+}
+
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
+}
+
+/** A closed loop: `concurrency` workers each call `once` back to back until the deadline (or `maxCount` calls). */
+async function closedLoop(seconds: number, concurrency: number, once: () => Promise<void>, maxCount = 10_000_000): Promise<Side> {
+  const side = emptySide();
+  const started = performance.now();
+  const deadline = started + seconds * 1000;
+  let issued = 0;
+  const worker = async (): Promise<void> => {
+    while (performance.now() < deadline && issued < maxCount) {
+      issued += 1;
+      const t0 = performance.now();
+      try {
+        await once();
+        side.ok += 1;
+        side.latencies.push(performance.now() - t0);
+      } catch (err) {
+        side.failed += 1;
+        side.firstError ??= String(err instanceof Error ? err.message : err).slice(0, 500);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  side.seconds = (performance.now() - started) / 1000;
+  return side;
+}
+
+/** One autocannon run, stopped after `seconds` (or `amount` requests, whichever first). */
+async function cannon(url: string, requests: AutocannonRequest[], seconds: number, amount?: number): Promise<AutocannonResult> {
+  const opts = { url, connections: RELAY_CONNECTIONS, pipelining: 1, timeout: 10, idReplacement: true, requests };
+  const instance = amount === undefined ? autocannon({ ...opts, duration: seconds }) : autocannon({ ...opts, amount });
+  const cap = setTimeout(() => instance.stop(), seconds * 1000 + 50);
+  try {
+    return await instance;
+  } finally {
+    clearTimeout(cap);
+  }
+}
+
+function sideOfCannon(r: AutocannonResult, cpu: Record<string, number>): Side {
+  const side = emptySide();
+  side.ok = r['2xx'];
+  side.failed = r.non2xx + r.errors + r.timeouts;
+  side.seconds = r.duration;
+  side.cpu = cpu;
+  side.latencies = [r.latency.p50, r.latency.p99];
+  side.summarised = true;
+  return side;
+}
+
+function merge(into: Side, more: Side): void {
+  into.ok += more.ok;
+  into.failed += more.failed;
+  into.seconds += more.seconds;
+  into.latencies.push(...more.latencies);
+  if (more.summarised === true) into.summarised = true;
+  addCpu(into.cpu, more.cpu);
+  into.firstError ??= more.firstError;
+}
+
+const rate = (s: Side): number => (s.seconds > 0 ? s.ok / s.seconds : 0);
+
+/**
+ * Alternates the two sides in ABBA order (halves of SECONDS each), so a drift of the machine over the run (turbo,
+ * a neighbour, a growing database) falls on both sides alike. Warms both up first.
+ */
+async function abba(warm: (s: number) => Promise<unknown>, run: { base: (s: number) => Promise<Side>; router: (s: number) => Promise<Side> }) {
+  await warm(WARMUP);
+  const base = emptySide();
+  const router = emptySide();
+  const half = SECONDS / 2;
+  merge(base, await run.base(half));
+  merge(router, await run.router(half));
+  merge(router, await run.router(half));
+  merge(base, await run.base(half));
+  return { base, router };
+}
+
+// --- report -----------------------------------------------------------------------------------------------------
+
+interface Row {
+  scenario: string;
+  /** Baseline CPU per op / router CPU per op, over our processes: the ratio the throughput would tend to on an otherwise idle, CPU-bound machine. */
+  cpuRatio: number;
+  baseline: string;
+  router: string;
+  baseRate: number;
+  routerRate: number;
+  ratio: number;
+  target: number;
+  base: Side;
+  routerSide: Side;
+  unit: string;
+}
+
+const rows: Row[] = [];
+const notes: string[] = [];
+let rssReport: Record<string, unknown> | undefined;
+
+function latencyOf(s: Side): { p50: number; p99: number } {
+  if (s.summarised === true) {
+    // autocannon sides carry [p50, p99] per run: report the worse run's figures
+    const p50 = Math.max(...s.latencies.filter((_, i) => i % 2 === 0));
+    const p99 = Math.max(...s.latencies.filter((_, i) => i % 2 === 1));
+    return { p50, p99 };
+  }
+  const sorted = [...s.latencies].sort((a, b) => a - b);
+  return { p50: percentile(sorted, 50), p99: percentile(sorted, 99) };
+}
+
+function cpuPerOp(s: Side): string {
+  const total = s.ok + s.failed;
+  if (total === 0) return '-';
+  return Object.entries(s.cpu)
+    .filter(([, ms]) => Number.isFinite(ms) && ms > 0)
+    .map(([k, ms]) => `${k} ${((ms * 1000) / total).toFixed(0)}`)
+    .join(', ');
+}
+
+/** How the machine's capacity was used during a side: ours, others', idle (in % of all cores' time). */
+function machineShare(s: Side): string {
+  const idle = s.cpu.idle ?? Number.NaN;
+  const other = s.cpu.other ?? Number.NaN;
+  const ours = Object.entries(s.cpu)
+    .filter(([k, v]) => k !== 'idle' && k !== 'other' && Number.isFinite(v))
+    .reduce((a, [, v]) => a + v, 0);
+  const cap = ours + other + idle;
+  if (!(cap > 0)) return '-';
+  const pct = (v: number) => `${((100 * v) / cap).toFixed(0)}%`;
+  return `ours ${pct(ours)}, other ${pct(other)}, idle ${pct(idle)}`;
+}
+
+/** CPU milliseconds our own processes spent per op during a side (other and idle excluded). */
+function ourCpuPerOp(s: Side): number {
+  const ours = Object.entries(s.cpu)
+    .filter(([k, v]) => k !== 'idle' && k !== 'other' && Number.isFinite(v))
+    .reduce((a, [, v]) => a + v, 0);
+  const ops = s.ok + s.failed;
+  return ops > 0 ? ours / ops : Number.NaN;
+}
+
+function record(row: Omit<Row, 'ratio' | 'baseRate' | 'routerRate' | 'cpuRatio'>): void {
+  const baseRate = rate(row.base);
+  const routerRate = rate(row.routerSide);
+  const cpuRatio = ourCpuPerOp(row.base) / ourCpuPerOp(row.routerSide);
+  const full = { ...row, baseRate, routerRate, ratio: baseRate > 0 ? routerRate / baseRate : 0, cpuRatio };
+  rows.push(full);
+  const l = (s: Side) => latencyOf(s);
+  log(
+    `  ${row.scenario}: router ${routerRate.toFixed(0)} ${row.unit} (${row.routerSide.ok} ok, ${row.routerSide.failed} failed, ` +
+      `p50 ${l(row.routerSide).p50.toFixed(2)} ms, p99 ${l(row.routerSide).p99.toFixed(2)} ms) | baseline ${baseRate.toFixed(0)} ${row.unit} ` +
+      `(${row.base.ok} ok, ${row.base.failed} failed) | ratio ${full.ratio.toFixed(2)}x (target >= ${row.target}x)`,
+  );
+  log(`    CPU µs per op — router side: ${cpuPerOp(row.routerSide)}; baseline side: ${cpuPerOp(row.base)}`);
+  log(`    machine — router side: ${machineShare(row.routerSide)}; baseline side: ${machineShare(row.base)}`);
+  log(
+    `    CPU per op (our processes): router ${ourCpuPerOp(row.routerSide).toFixed(3)} ms, baseline ${ourCpuPerOp(row.base).toFixed(3)} ms ` +
+      `-> CPU-normalised ratio ${cpuRatio.toFixed(2)}x`,
+  );
+  if (row.routerSide.firstError !== undefined) log(`    first router error: ${row.routerSide.firstError}`);
+  if (row.base.firstError !== undefined) log(`    first baseline error: ${row.base.firstError}`);
+}
+
+function log(line: string): void {
+  process.stdout.write(`${line}\n`);
+}
+
+// --- scenarios --------------------------------------------------------------------------------------------------
+
+interface World {
+  stack: Stack;
+  apiKey: string;
+  walletAddress: string;
+  delegationId: string;
+  upstream: Child;
+  passthrough: Child;
+  merchant: Child;
+  baselineKey: `0x${string}`;
+}
+
+/** The relay requests of loadtest/k6/relay.ts: GET and a small JSON POST, each with a fresh X-Router-Request-Id. */
+function relayRequests(w: World): AutocannonRequest[] {
+  const headers = {
+    authorization: `Bearer ${w.apiKey}`,
+    'x-router-target-url': `${w.upstream.url}/free`,
+    'x-router-delegation-id': w.delegationId,
+    'x-router-request-id': 'bench-[<id>]',
+  };
+  const body = JSON.stringify({ question: 'what is the answer?', n: 42 });
+  return [
+    { method: 'GET', path: '/api/v1/router/proxy', headers },
+    { method: 'POST', path: '/api/v1/router/proxy', headers: { ...headers, 'content-type': 'application/json' }, body },
+  ];
+}
+
+async function scenarioRelay(w: World, pids: Pids): Promise<void> {
+  log(`relay: free relay through /api/v1/router/proxy vs bare http-proxy-3, ${RELAY_CONNECTIONS} connections, GET/POST alternating`);
+  const reqs = relayRequests(w);
+  const side = (url: string) => async (s: number) => {
+    const { value, cpu } = await withCpu(pids, () => cannon(url, reqs, s));
+    return sideOfCannon(value, cpu);
+  };
+  const { base, router } = await abba(
+    async (s) => {
+      await cannon(w.passthrough.url, reqs, s);
+      await cannon(w.stack.proxyUrl, reqs, s);
+    },
+    { base: side(w.passthrough.url), router: side(w.stack.proxyUrl) },
+  );
+  record({
+    scenario: 'relay',
+    baseline: 'http-proxy-3 pass-through (keep-alive agent)',
+    router: 'ALL /api/v1/router/proxy (free upstream)',
+    base,
+    routerSide: router,
+    target: 0.9,
+    unit: 'req/s',
+  });
+}
+
+const header = (headers: Record<string, string | string[] | undefined>, name: string): string | undefined => {
+  const v = headers[name.toLowerCase()];
+  return Array.isArray(v) ? v[0] : v;
+};
+
+async function scenarioPaid(w: World, pids: Pids): Promise<void> {
+  log(`paid: POST /api/v1/router/route vs the official @x402 client, ${PAID_CONCURRENCY} in flight, same @x402/express v2 merchant`);
+  const proxyPool = new Pool(w.stack.proxyUrl, { connections: PAID_CONCURRENCY, keepAliveTimeout: 60_000 });
+  const merchantPool = new Pool(w.merchant.url, { connections: PAID_CONCURRENCY, keepAliveTimeout: 60_000 });
+  const paidUrl = `${w.merchant.url}/paid`;
+  let n = 0;
+  const runId = randomUUID().slice(0, 8);
+
+  const viaRouter = async (): Promise<void> => {
+    n += 1;
+    const res = await proxyPool.request({
+      path: '/api/v1/router/route',
+      method: 'POST',
+      headers: { authorization: `Bearer ${w.apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ requestId: `paid-${runId}-${n}`, delegationId: w.delegationId, url: paidUrl, method: 'GET' }),
+    });
+    const text = await res.body.text();
+    if (res.statusCode !== 200) throw new Error(`router ${res.statusCode}: ${text.slice(0, 300)}`);
+    const body = JSON.parse(text) as { status: number; paid: boolean; payment?: { status: string } };
+    if (body.status !== 200 || !body.paid || body.payment?.status !== 'Settled') {
+      throw new Error(`router answered ${text.slice(0, 300)}`);
+    }
+  };
+
+  // The official buyer: x402Client + ExactEvmScheme (viem account), driven as @x402/fetch's wrapper drives it
+  // (@x402/fetch is not installed here): 402 -> getPaymentRequiredResponse -> createPaymentPayload ->
+  // encodePaymentSignatureHeader -> retry -> processPaymentResult. It is told to prefer USDC, as the router does.
+  const preferUsdc = (_v: number, reqs: PaymentRequirements[]): PaymentRequirements => {
+    const usdc = reqs.find((r) => getAddress(r.asset) === USDC.address);
+    const pick = usdc ?? reqs[0];
+    if (pick === undefined) throw new Error('no requirements');
+    return pick;
+  };
+  const client = new x402Client(preferUsdc).register(NETWORK, new ExactEvmClientScheme(privateKeyToAccount(w.baselineKey)));
+  const http = new x402HTTPClient(client);
+  const direct = async (): Promise<void> => {
+    const first = await merchantPool.request({ path: '/paid', method: 'GET' });
+    const firstText = await first.body.text();
+    if (first.statusCode !== 402) throw new Error(`merchant answered ${first.statusCode} unpaid`);
+    let firstBody: unknown;
+    try {
+      firstBody = JSON.parse(firstText);
+    } catch {
+      firstBody = undefined;
+    }
+    const required = http.getPaymentRequiredResponse((name) => header(first.headers, name), firstBody);
+    const payload = await http.createPaymentPayload(required);
+    const paid = await merchantPool.request({ path: '/paid', method: 'GET', headers: http.encodePaymentSignatureHeader(payload) });
+    const paidText = await paid.body.text();
+    if (paid.statusCode !== 200) throw new Error(`merchant answered ${paid.statusCode} paid: ${paidText.slice(0, 300)}`);
+    const result = await http.processPaymentResult(payload, (name) => header(paid.headers, name), paid.statusCode);
+    if (result.settleResponse?.success !== true) throw new Error('no settlement receipt');
+  };
+
+  try {
+    const { base, router } = await abba(
+      async (s) => {
+        await closedLoop(s, PAID_CONCURRENCY, direct);
+        await closedLoop(s, PAID_CONCURRENCY, viaRouter);
+      },
+      {
+        base: async (s) => {
+          const { value, cpu } = await withCpu(pids, () => closedLoop(s, PAID_CONCURRENCY, direct));
+          value.cpu = cpu;
+          return value;
+        },
+        router: async (s) => {
+          const { value, cpu } = await withCpu(pids, () => closedLoop(s, PAID_CONCURRENCY, viaRouter));
+          value.cpu = cpu;
+          return value;
+        },
+      },
+    );
+    record({
+      scenario: 'paid',
+      baseline: '@x402/core x402Client + @x402/evm ExactEvmScheme, paying directly',
+      router: 'POST /api/v1/router/route (probe, claim, reserve, sign, re-send, record)',
+      base,
+      routerSide: router,
+      target: 0.8,
+      unit: 'paid calls/s',
+    });
+  } finally {
+    await Promise.all([proxyPool.close(), merchantPool.close()]);
+  }
+}
+
+async function scenarioMint(w: World, pids: Pids): Promise<void> {
+  log(`mint: mode A POST /api/v1/router/payments, ${MINT_CONCURRENCY} in flight, vs signAuthorization (native) on one core`);
+  // The target is the merchant's own 402 (its PAYMENT-REQUIRED header), as an agent would pass it on.
+  const probe = await fetch(`${w.merchant.url}/paid`);
+  await probe.arrayBuffer();
+  const requiredHeader = probe.headers.get('payment-required');
+  if (probe.status !== 402 || requiredHeader === null) throw new Error(`merchant did not answer 402 (${probe.status})`);
+  const required = JSON.parse(Buffer.from(requiredHeader, 'base64').toString('utf8')) as Record<string, unknown>;
+  const target = { x402Version: 2, accepts: required.accepts, resource: required.resource, extensions: required.extensions };
+
+  const pool = new Pool(w.stack.proxyUrl, { connections: MINT_CONCURRENCY, keepAliveTimeout: 60_000 });
+  const runId = randomUUID().slice(0, 8);
+  let n = 0;
+  const mint = async (): Promise<void> => {
+    n += 1;
+    const res = await pool.request({
+      path: '/api/v1/router/payments',
+      method: 'POST',
+      headers: { authorization: `Bearer ${w.apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ delegationId: w.delegationId, protocol: 'x402', target, requestId: `mint-${runId}-${n}` }),
+    });
+    const text = await res.body.text();
+    if (res.statusCode !== 200) throw new Error(`mint ${res.statusCode}: ${text.slice(0, 300)}`);
+    const body = JSON.parse(text) as { credential?: { value?: string } };
+    if (typeof body.credential?.value !== 'string') throw new Error(`mint answered ${text.slice(0, 300)}`);
+  };
+
+  // Baseline: one signature at a time on this process's one core, nothing else running.
+  const signSeconds = Math.min(5, SECONDS / 2);
+  const key = generatePrivateKey();
+  const from = privateKeyToAccount(key).address;
+  const sign = async (s: number): Promise<Side> => {
+    const side = emptySide();
+    const started = performance.now();
+    const deadline = started + s * 1000;
+    const now = BigInt(Math.floor(Date.now() / 1000));
+    while (performance.now() < deadline) {
+      for (let i = 0; i < 100; i += 1) {
+        const auth: TransferAuthorization = {
+          from,
+          to: MERCHANT_V2,
+          value: 10_000n,
+          validAfter: now - 600n,
+          validBefore: now + 300n,
+          nonce: randomNonce(),
+        };
+        signAuthorization(key, auth, USDC, CHAIN_ID);
+        side.ok += 1;
+      }
+    }
+    side.seconds = (performance.now() - started) / 1000;
+    return side;
+  };
+
+  try {
+    await closedLoop(WARMUP, MINT_CONCURRENCY, mint);
+    await sign(0.5);
+    const signed = await withCpu(pids, () => sign(signSeconds));
+    signed.value.cpu = signed.cpu;
+    const minted = await withCpu(pids, () => closedLoop(SECONDS, MINT_CONCURRENCY, mint));
+    minted.value.cpu = minted.cpu;
+    record({
+      scenario: 'mint',
+      baseline: 'signAuthorization (native secp256k1) in-process, one signature at a time',
+      router: 'POST /api/v1/router/payments (mode A, requestId set: claim, reserve, ledger, sign)',
+      base: signed.value,
+      routerSide: minted.value,
+      target: 0.35,
+      unit: 'per s',
+    });
+  } finally {
+    await pool.close();
+  }
+}
+
+async function scenarioRss(w: World): Promise<void> {
+  log(`rss: proxy VmRSS across ${RSS_REQUESTS} free relays (capped at ${RSS_MAX_SECONDS} s)`);
+  const pid = w.stack.pids.proxy;
+  const samples: { t: number; kib: number }[] = [];
+  const t0 = performance.now();
+  const sample = () => samples.push({ t: (performance.now() - t0) / 1000, kib: rssKiB(pid) });
+  sample();
+  const start = rssKiB(pid);
+  const timer = setInterval(sample, 250);
+  let result: AutocannonResult;
+  try {
+    result = await cannon(w.stack.proxyUrl, relayRequests(w), RSS_MAX_SECONDS, RSS_REQUESTS);
+  } finally {
+    clearInterval(timer);
+  }
+  sample();
+  const atEnd = rssKiB(pid);
+  // Idle a little: what stays resident once the burst is over (no GC is forced in the child).
+  await new Promise((r) => setTimeout(r, 3000));
+  const settled = rssKiB(pid);
+  const peak = Math.max(...samples.map((s) => s.kib).filter(Number.isFinite));
+  const done = result.requests.total;
+  const firstHalf = samples.filter((s) => s.t <= (samples.at(-1)?.t ?? 0) / 2).map((s) => s.kib);
+  const midPeak = Math.max(...firstHalf.filter(Number.isFinite));
+  // The curve at each tenth of the run (MiB), to tell a plateau from a steady climb.
+  const deciles = Array.from({ length: 11 }, (_, i) => {
+    const at = samples[Math.min(samples.length - 1, Math.round((i / 10) * (samples.length - 1)))];
+    return Number(((at?.kib ?? Number.NaN) / 1024).toFixed(1));
+  });
+  rssReport = {
+    requestsAsked: RSS_REQUESTS,
+    requestsDone: done,
+    ok: result['2xx'],
+    failed: result.non2xx + result.errors + result.timeouts,
+    seconds: result.duration,
+    capped: done < RSS_REQUESTS,
+    startMiB: start / 1024,
+    peakMiB: peak / 1024,
+    peakFirstHalfMiB: midPeak / 1024,
+    endMiB: atEnd / 1024,
+    after3sIdleMiB: settled / 1024,
+    curveMiB: deciles,
+    samples: samples.length,
+  };
+  const mib = (k: number) => `${(k / 1024).toFixed(1)} MiB`;
+  log(
+    `  rss: ${done} requests (${result['2xx']} ok) in ${result.duration.toFixed(1)} s${done < RSS_REQUESTS ? ' (capped by time)' : ''}; ` +
+      `VmRSS start ${mib(start)}, peak ${mib(peak)} (first half ${mib(midPeak)}), end ${mib(atEnd)}, after 3 s idle ${mib(settled)}`,
+  );
+  log(`  rss curve (MiB at each tenth of the run): ${deciles.join(' ')}`);
+}
+
+// --- main -------------------------------------------------------------------------------------------------------
+
+async function setup(): Promise<{ w: World; pids: Pids }> {
+  const stack = await startStack(DB, {
+    ROUTER_ALLOW_PRIVATE_TARGETS: 'true',
+    ROUTER_MAX_CONCURRENT_PER_USER: '10000',
+    LOG_LEVEL: 'warn',
+  });
+  stackPids.push(stack.pids.admin, stack.pids.proxy);
+  try {
+    const user = await stack.user();
+    const d = await user.api.post<{ delegationId: string }>('/delegation/create', {
+      provider: 'erc4337',
+      spendingLimitCents: 100_000_000_000,
+      durationSecs: 86_400,
+      currency: 'usdc',
+    });
+    if (d.status !== 201 && d.status !== 200) throw new Error(`delegation/create ${d.status}: ${d.text}`);
+    // Fund the buyer in the sandbox ledger (the router backs each authorization with it).
+    await faucet(stack.ctx, user.walletAddress, USDC.address, 10n ** 15n);
+    const baselineKey = generatePrivateKey();
+    const upstream = await startChild('upstream');
+    const passthrough = await startChild('passthrough', { BENCH_UPSTREAM_URL: upstream.url });
+    const merchant = await startChild('merchant', {
+      BENCH_MINT: JSON.stringify([user.walletAddress, privateKeyToAccount(baselineKey).address]),
+    });
+    const w: World = {
+      stack,
+      apiKey: user.apiKey,
+      walletAddress: user.walletAddress,
+      delegationId: d.body.delegationId,
+      upstream,
+      passthrough,
+      merchant,
+      baselineKey,
+    };
+    const pids: Pids = {
+      bench: process.pid,
+      proxy: stack.pids.proxy,
+      admin: stack.pids.admin,
+      upstream: upstream.pid,
+      passthrough: passthrough.pid,
+      merchant: merchant.pid,
+    };
+    return { w, pids };
+  } catch (err) {
+    await Promise.all(children.map(stopChild));
+    await stack.stop();
+    throw err;
+  }
+}
+
+function writeJson(): void {
+  const out = process.env.BENCH_JSON;
+  if (out === undefined || out === '') return;
+  const strip = (s: Side) => ({ ok: s.ok, failed: s.failed, seconds: s.seconds, cpuMs: s.cpu, ...latencyOf(s) });
+  writeFileSync(
+    out,
+    `${JSON.stringify(
+      {
+        date: new Date().toISOString(),
+        settings: { SECONDS, DB, RELAY_CONNECTIONS, PAID_CONCURRENCY, MINT_CONCURRENCY, RSS_REQUESTS, RSS_MAX_SECONDS },
+        rows: rows.map((r) => ({ ...r, base: strip(r.base), routerSide: strip(r.routerSide) })),
+        rss: rssReport,
+        notes,
+      },
+      null,
+      2,
+    )}\n`,
+  );
+}
+
+async function main(): Promise<void> {
+  const watchdog = setTimeout(() => {
+    process.stderr.write('bench-router: watchdog fired, killing children\n');
+    killAll('SIGKILL');
+    process.exit(2);
+  }, WATCHDOG_MS);
+  watchdog.unref();
+  const began = Date.now();
+  const cpu = cpus()[0]?.model ?? 'unknown';
+  log(
+    `bench-router: ${new Date().toISOString()} | node ${process.version} | ${cpus().length} cores (${cpu}) | ` +
+      `${(totalmem() / 2 ** 30).toFixed(1)} GiB | db ${DB} | ${SECONDS} s per side`,
+  );
+  const quiet = await (async () => {
+    const m0 = machineMs();
+    await new Promise((r) => setTimeout(r, 1000));
+    const m1 = machineMs();
+    return (m1.busy - m0.busy) / (m1.total - m0.total);
+  })();
+  log(`machine busy before start: ${(100 * quiet).toFixed(0)}%${quiet > 0.2 ? ' — NOT QUIET: something else is running; the figures will be disturbed' : ''}`);
+  notes.push(`machine busy before start: ${(100 * quiet).toFixed(0)}%`);
+  const { w, pids } = await setup();
+  log(`stack up: proxy ${w.stack.proxyUrl} (pid ${w.stack.pids.proxy}), admin pid ${w.stack.pids.admin}, upstream ${w.upstream.url}, merchant ${w.merchant.url}`);
+  try {
+    if (ONLY.has('relay')) await scenarioRelay(w, pids);
+    if (ONLY.has('paid')) await scenarioPaid(w, pids);
+    if (ONLY.has('mint')) await scenarioMint(w, pids);
+    if (ONLY.has('rss')) await scenarioRss(w);
+  } finally {
+    await Promise.all(children.map(stopChild));
+    await w.stack.stop();
+  }
+  log('');
+  log('| scenario | router | baseline | ratio | CPU-normalised ratio | target | reading |');
+  log('| --- | --- | --- | --- | --- | --- | --- |');
+  for (const r of rows) {
+    const verdict = r.ratio >= r.target ? 'reaches target' : 'BELOW target';
+    log(
+      `| ${r.scenario} | ${r.routerRate.toFixed(0)} ${r.unit} | ${r.baseRate.toFixed(0)} ${r.unit} | ${r.ratio.toFixed(2)}x | ` +
+        `${r.cpuRatio.toFixed(2)}x | >= ${r.target}x | ${verdict} |`,
+    );
+  }
+  if (rssReport !== undefined) log(`rss: ${JSON.stringify(rssReport)}`);
+  writeJson();
+  log(`bench-router: done in ${((Date.now() - began) / 1000).toFixed(0)} s`);
+}
+
+process.on('SIGINT', () => {
+  killAll('SIGTERM');
+  process.exit(130);
+});
+
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    process.stderr.write(`bench-router failed: ${String(err instanceof Error ? err.stack : err)}\n`);
+    killAll('SIGKILL');
+    process.exit(1);
+  },
+);

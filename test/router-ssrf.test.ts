@@ -1,0 +1,157 @@
+// SSRF through the real proxy process started WITHOUT ROUTER_ALLOW_PRIVATE_TARGETS (DESIGN §7 "Outbound module"):
+// every target form below, sent to POST /router/route (JSON body) and ALL /router/proxy (X-Router-Target-Url),
+// is refused with 400 BCK.ROUTER.0001, and a TCP listener on 127.0.0.1 (and [::1] when the machine has it) sees
+// no connection. A separate process cannot take an injected resolver, so only the forms refused by the URL and
+// literal-address policy are used here; test/upstream-ssrf.test.ts covers names that resolve to private addresses.
+import { once } from 'node:events';
+import { type AddressInfo, type Server, createServer } from 'node:net';
+import test from 'ava';
+import { forEachDb } from './support/matrix.js';
+import { createDelegation } from './support/router-fixtures.js';
+
+interface Listener {
+  server: Server;
+  port: number;
+  accepted: number;
+}
+
+async function listen(host: string, port = 0): Promise<Listener> {
+  const l: Listener = { server: createServer(), port: 0, accepted: 0 };
+  l.server.on('connection', (socket) => {
+    l.accepted++;
+    socket.on('error', () => {});
+    socket.end('HTTP/1.1 402 Payment Required\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+  });
+  l.server.listen(port, host);
+  await once(l.server, 'listening');
+  l.port = (l.server.address() as AddressInfo).port;
+  return l;
+}
+
+let v4: Listener;
+let v6: Listener | undefined;
+
+test.before(async () => {
+  v4 = await listen('127.0.0.1');
+  try {
+    v6 = await listen('::1', v4.port);
+  } catch {
+    v6 = undefined;
+  }
+});
+test.after.always(() => {
+  v4?.server.close();
+  v6?.server.close();
+});
+const accepted = (): number => v4.accepted + (v6?.accepted ?? 0);
+
+const P = '{port}';
+const FORMS: string[] = [
+  // IPv4 loopback in decimal, octal, hex, short and trailing-dot forms
+  `http://127.0.0.1:${P}/`,
+  `http://2130706433:${P}/`,
+  `http://0177.0.0.1:${P}/`,
+  `http://0x7f000001:${P}/`,
+  `http://0x7f.1:${P}/`,
+  `http://0X7F.0X0.0X0.0X1:${P}/`,
+  `http://0177.1:${P}/`,
+  `http://017700000001:${P}/`,
+  `http://127.1:${P}/`,
+  `http://127.0.1:${P}/`,
+  `http://127.0.0.1.:${P}/`,
+  `http://127.255.255.254:${P}/`,
+  `http://１２７.０.０.１:${P}/`,
+  `http://127。0。0。1:${P}/`,
+  // IPv6 forms of loopback / this host
+  `http://[::ffff:127.0.0.1]:${P}/`,
+  `http://[::ffff:7f00:1]:${P}/`,
+  `http://[::127.0.0.1]:${P}/`,
+  `http://0.0.0.0:${P}/`,
+  `http://0:${P}/`,
+  `http://[::]:${P}/`,
+  `http://[::1]:${P}/`,
+  `http://[2002:7f00:1::]:${P}/`,
+  'http://[2002:a9fe:a9fe::1]/',
+  `http://[64:ff9b::7f00:1]:${P}/`,
+  'http://[64:ff9b::10.0.0.1]/',
+  'http://[fd00::1]/',
+  'http://[fc00::1]/',
+  'http://[fe80::1]/',
+  'http://[2001:db8::1]/',
+  // Metadata
+  'http://169.254.169.254/latest/meta-data',
+  'http://0xa9fea9fe/latest/meta-data',
+  'http://[fd00:ec2::254]/latest/meta-data/',
+  'http://metadata.google.internal/computeMetadata/v1/',
+  'http://100.100.100.200/latest/meta-data/',
+  'http://168.63.129.16/machine?comp=goalstate',
+  // Private and special IPv4
+  'http://10.0.0.1/',
+  'http://172.16.0.1/',
+  'http://192.168.1.1/',
+  'http://100.64.0.1/',
+  'http://224.0.0.1/',
+  'http://255.255.255.255/',
+  // Local names
+  `http://localhost:${P}/`,
+  `http://LOCALHOST.:${P}/`,
+  `http://foo.localhost:${P}/`,
+  `http://localhost.localdomain:${P}/`,
+  `http://printer.local:${P}/`,
+  `http://db.corp.internal:${P}/`,
+  // Userinfo and host confusion
+  `http://user:pass@example.com:${P}/`,
+  `http://example.com@127.0.0.1:${P}/`,
+  `http://127.0.0.1%23@example.com:${P}/`,
+  `http://example.com%40127.0.0.1:${P}/`,
+  `http://%6c%6fcalhost:${P}/`,
+  `http://example.com\\@127.0.0.1:${P}/`,
+  `http:127.0.0.1:${P}/`,
+  `http:/127.0.0.1:${P}/`,
+  `//127.0.0.1:${P}/`,
+  // Non-http schemes
+  'file:///etc/passwd',
+  'ftp://example.com/',
+  `gopher://127.0.0.1:${P}/_GET%20/`,
+  'data:text/plain,hello',
+  'javascript:alert(1)',
+  `ws://127.0.0.1:${P}/`,
+  `dict://127.0.0.1:${P}/info`,
+];
+
+/** Header values are ByteStrings: forms with characters beyond Latin-1 go through /router/route only. */
+const headerSafe = (s: string) => /^[\x21-\x7e]+$/.test(s);
+
+forEachDb(({ stack, test }) => {
+  test(`${FORMS.length} target forms -> 400 BCK.ROUTER.0001 on /router/route and /router/proxy; no connection`, async (t) => {
+    t.true(FORMS.length >= 40);
+    const u = await stack().user();
+    const delegationId = await createDelegation(u, 1000);
+    const before = accepted();
+    let n = 0;
+    for (const form of FORMS) {
+      const url = form.replaceAll(P, String(v4.port));
+      const r = await u.api.post('/router/route', { requestId: `ssrf-${++n}`, delegationId, url });
+      t.is(r.status, 400, `route ${url}: ${r.text}`);
+      t.is(r.body.code, 'BCK.ROUTER.0001', `route ${url}`);
+      if (!headerSafe(url)) continue;
+      for (const path of ['/router/proxy', '/proxy']) {
+        const p = await u.api.call('GET', path, undefined, {
+          'x-router-target-url': url,
+          'x-router-delegation-id': delegationId,
+          'x-router-request-id': `ssrf-p-${++n}`,
+        });
+        t.is(p.status, 400, `proxy ${url}: ${p.text}`);
+        t.is(p.body.code, 'BCK.ROUTER.0001', `proxy ${url}`);
+      }
+    }
+    t.is(accepted(), before, 'the loopback listener saw no connection');
+    t.is((await u.api.get('/router/payments')).body.total, 0);
+  });
+
+  test('positive control: the listener is reachable from this test (it would have counted a leak)', async (t) => {
+    const before = accepted();
+    await fetch(`http://127.0.0.1:${v4.port}/`).catch(() => undefined);
+    t.true(accepted() > before);
+  });
+});
