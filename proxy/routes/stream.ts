@@ -3,14 +3,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
 import { z } from 'zod';
+import type { Principal } from '../../shared/accounts/api-keys.js';
 import { AppError } from '../../shared/errors/app-error.js';
-import { chooseFromAnswer } from '../../shared/router/choose.js';
 import type { RouterContext } from '../../shared/router/context.js';
-import { spendableDelegation } from '../../shared/router/delegation-snapshot.js';
 import { withClaim } from '../../shared/router/idempotency.js';
-import { headerOf, outcomeOf } from '../../shared/router/outcome.js';
-import { finishPayment, issuePayment } from '../../shared/router/pay.js';
-import { upstreamCredential } from '../../shared/router/route.js';
+import { headerOf } from '../../shared/router/outcome.js';
+import { payAndResend } from '../../shared/router/pay-and-resend.js';
 import { RequestId } from '../../shared/router/schemas.js';
 import { type UpstreamStreamResult, upstreamAppError } from '../../shared/upstream/index.js';
 import { parseOr400 } from '../http/json.js';
@@ -77,7 +75,7 @@ async function relay(
 }
 
 export function streamRoutes(table: RouteTable, rc: RouterContext): void {
-  const handler = async ({ req, res, principal }: { req: IncomingMessage; res: ServerResponse; principal: Parameters<typeof spendableDelegation>[1] }) => {
+  const handler = async ({ req, res, principal }: { req: IncomingMessage; res: ServerResponse; principal: Principal }) => {
     const h = parseOr400(ProxyHeaders, req.headers, 'headers');
     const release = rc.limiter.acquire(principal.userId);
     if (release === undefined) throw new AppError('BCK.ROUTER.0007', 'too many router calls in flight for this user');
@@ -99,27 +97,18 @@ export function streamRoutes(table: RouteTable, rc: RouterContext): void {
           return;
         }
         const text = await readAll(probe.body, MAX_402_BODY_BYTES);
-        const delegation = await spendableDelegation(rc, principal, h['x-router-delegation-id']);
-        const choice = chooseFromAnswer(rc, delegation, { header: (n) => headerOf(probe.headers, n), body: text });
-        const issued = await issuePayment(rc, {
-          principal,
-          delegation,
-          choice,
-          mode: 'proxy',
-          requestId: h['x-router-request-id'],
-          resourceUrl: call.url,
-          onClaimed: assign,
-        });
-        const paid = await rc.upstream.stream({ ...call, credential: upstreamCredential(issued.credential.credential) });
-        if (paid.type !== 'response') {
-          await finishPayment(rc, issued, { status: 502, outcome: { type: 'issued' } }, principal.walletAddress);
-          throw upstreamAppError(paid);
-        }
-        const done = await finishPayment(
+        const { issued, response: paid, done } = await payAndResend(
           rc,
-          issued,
-          { status: paid.status, outcome: outcomeOf(issued.row.protocol, paid.status, paid.headers) },
-          principal.walletAddress,
+          principal,
+          {
+            delegationId: h['x-router-delegation-id'],
+            answer: { header: (n) => headerOf(probe.headers, n), body: text },
+            mode: 'proxy',
+            requestId: h['x-router-request-id'],
+            resourceUrl: call.url,
+            assign,
+          },
+          (credential) => rc.upstream.stream({ ...call, credential }),
         );
         await relay(res, paid, {
           'x-router-payment-id': issued.paymentId,

@@ -1,27 +1,19 @@
 // Mode B (POST /router/route): call the merchant, pay its 402 and relay the answer (DESIGN §7 steps 1-8).
 import type { Principal } from '../accounts/api-keys.js';
 import { AppError } from '../errors/app-error.js';
-import type { PaymentCredential as UpstreamCredential, UpstreamResult } from '../upstream/index.js';
+import type { UpstreamResult } from '../upstream/index.js';
 import { upstreamAppError } from '../upstream/index.js';
 import { resolveSlug } from './catalog.js';
-import { chooseFromAnswer } from './choose.js';
+import { payAndResend } from './pay-and-resend.js';
 import type { RouterContext } from './context.js';
-import { spendableDelegation } from './delegation-snapshot.js';
 import { feeRecord } from './fees.js';
 import { withClaim } from './idempotency.js';
-import { headerOf, outcomeOf } from './outcome.js';
-import { finishPayment, issuePayment } from './pay.js';
+import { headerOf } from './outcome.js';
 import { settlementRecord } from './payment-record.js';
 import type { RouteBody } from './schemas.js';
 
 /** The body a 402 must fit in to be read for its requirements (x402 v1 puts them in the JSON body). */
 const MAX_402_BODY_BYTES = 256 * 1024;
-
-export function upstreamCredential(c: { name: string; value: string }): UpstreamCredential {
-  const name = c.name.toLowerCase();
-  if (name === 'payment-signature' || name === 'x-payment' || name === 'authorization') return { name, value: c.value };
-  throw new Error(`unexpected credential header ${c.name}`);
-}
 
 /** JSON when the merchant said so (or it parses), else text. */
 function relayBody(r: Extract<UpstreamResult, { type: 'response' }>): unknown {
@@ -64,31 +56,20 @@ export async function routePaid(rc: RouterContext, principal: Principal, body: R
         rc.claims.release(principal.userId, body.requestId);
         return { status: probe.status, body: relayBody(probe), paid: false };
       }
-      const delegation = await spendableDelegation(rc, principal, body.delegationId);
       const answerText = probe.body.length <= MAX_402_BODY_BYTES ? probe.body.toString('utf8') : undefined;
-      const choice = chooseFromAnswer(rc, delegation, { header: (n) => headerOf(probe.headers, n), body: answerText });
-      const issued = await issuePayment(rc, {
-        principal,
-        delegation,
-        choice,
-        mode: 'route',
-        requestId: body.requestId,
-        // A slug's upstream is never shown, not even in the ledger: the record names the slug instead.
-        resourceUrl: body.slug === undefined ? url : `slug:${body.slug}${body.path === undefined ? '' : `/${body.path.replace(/^\//, '')}`}`,
-        onClaimed: assign,
-      });
-      // Step 7: from here on the requestId is spent.
-      const paid = await rc.upstream.request({ ...call, credential: upstreamCredential(issued.credential.credential) });
-      if (paid.type !== 'response') {
-        // The credential may have reached the merchant: the merchant leg stays spent, the fee leg is released.
-        await finishPayment(rc, issued, { status: 502, outcome: { type: 'issued' } }, principal.walletAddress);
-        throw upstreamAppError(paid);
-      }
-      const done = await finishPayment(
+      const { issued, response: paid, done } = await payAndResend(
         rc,
-        issued,
-        { status: paid.status, outcome: outcomeOf(issued.row.protocol, paid.status, paid.headers) },
-        principal.walletAddress,
+        principal,
+        {
+          delegationId: body.delegationId,
+          answer: { header: (n) => headerOf(probe.headers, n), body: answerText },
+          mode: 'route',
+          requestId: body.requestId,
+          // A slug's upstream is never shown, not even in the ledger: the record names the slug instead.
+          resourceUrl: body.slug === undefined ? url : `slug:${body.slug}${body.path === undefined ? '' : `/${body.path.replace(/^\//, '')}`}`,
+          assign,
+        },
+        (credential) => rc.upstream.request({ ...call, credential }),
       );
       return {
         status: paid.status,

@@ -1,0 +1,59 @@
+// Steps 5-8 of mode B, shared by /router/route (buffered) and /router/proxy (streamed): choose from the
+// merchant's 402, issue the payment, re-send with the credential, record the outcome.
+import type { Principal } from '../accounts/api-keys.js';
+import type { UpstreamAnswer } from '../protocols/payment.js';
+import { type Failed, type OutgoingHeaders, type Refused, upstreamAppError } from '../upstream/index.js';
+import { chooseFromAnswer } from './choose.js';
+import type { RouterContext } from './context.js';
+import { spendableDelegation } from './delegation-snapshot.js';
+import { outcomeOf } from './outcome.js';
+import { type IssuedPayment, finishPayment, issuePayment } from './pay.js';
+import { upstreamCredential } from './upstream-credential.js';
+
+export interface PaidAnswer<B> {
+  readonly issued: IssuedPayment;
+  readonly response: { type: 'response'; status: number; headers: OutgoingHeaders; body: B };
+  readonly done: { status: string; txHash: string | null };
+}
+
+export async function payAndResend<B>(
+  rc: RouterContext,
+  principal: Principal,
+  args: {
+    delegationId: string;
+    answer: UpstreamAnswer;
+    mode: 'route' | 'proxy';
+    requestId: string;
+    resourceUrl: string;
+    assign: (paymentId: string) => void;
+  },
+  resend: (
+    credential: ReturnType<typeof upstreamCredential>,
+  ) => Promise<{ type: 'response'; status: number; headers: OutgoingHeaders; body: B } | Refused | Failed>,
+): Promise<PaidAnswer<B>> {
+  const delegation = await spendableDelegation(rc, principal, args.delegationId);
+  const choice = chooseFromAnswer(rc, delegation, args.answer);
+  const issued = await issuePayment(rc, {
+    principal,
+    delegation,
+    choice,
+    mode: args.mode,
+    requestId: args.requestId,
+    resourceUrl: args.resourceUrl,
+    onClaimed: args.assign,
+  });
+  // Step 7: from here on the requestId is spent.
+  const response = await resend(upstreamCredential(issued.credential.credential));
+  if (response.type !== 'response') {
+    // The credential may have reached the merchant: the merchant leg stays spent, the fee leg is released.
+    await finishPayment(rc, issued, { status: 502, outcome: { type: 'issued' } }, principal.walletAddress);
+    throw upstreamAppError(response);
+  }
+  const done = await finishPayment(
+    rc,
+    issued,
+    { status: response.status, outcome: outcomeOf(issued.row.protocol, response.status, response.headers) },
+    principal.walletAddress,
+  );
+  return { issued, response, done };
+}
