@@ -2,6 +2,7 @@
 // x402 permissions use: reserve and release. A reserve is ONE conditional UPDATE (active, not expired, within
 // the cap) whose affected-row count decides, plus an append-only DelegationTransaction row, in one transaction.
 import { randomUUID } from 'node:crypto';
+import type { InferEntity } from '@mikro-orm/core';
 import { raw } from '@mikro-orm/sql';
 import type { ServiceContext } from '../context.js';
 import { sqlCondition } from '../db/conditions.js';
@@ -164,6 +165,8 @@ export interface ReserveRequest {
   readonly recipient?: string | undefined;
   readonly reference?: string | undefined;
   readonly description?: string | undefined;
+  /** The delegation row the caller already read (its immutable restrictions); saves a read on the hot path. */
+  readonly snapshot?: InferEntity<typeof Delegation> | undefined;
 }
 
 export type ReserveResult =
@@ -177,7 +180,10 @@ export type ReserveResult =
  */
 export async function reserve(ctx: ServiceContext, req: ReserveRequest): Promise<ReserveResult> {
   if (req.amountCents <= 0n) return { type: 'refused', reason: 'amount must be positive', status: 'NotAllowed' };
-  const snapshot = await ctx.db.em().findOne(Delegation, { id: req.delegationId, userId: req.userId });
+  const snapshot =
+    req.snapshot !== undefined && req.snapshot.id === req.delegationId && req.snapshot.userId === req.userId
+      ? req.snapshot
+      : await ctx.db.em().findOne(Delegation, { id: req.delegationId, userId: req.userId });
   if (snapshot === null) return { type: 'refused', reason: 'delegation not found', status: 'NotFound' };
   if (snapshot.apiKeyId != null && req.apiKeyId !== undefined && snapshot.apiKeyId !== req.apiKeyId) {
     return { type: 'refused', reason: 'this API key may not spend against the delegation', status: 'NotAllowed' };

@@ -3,6 +3,7 @@ import type { ServiceContext } from '../context.js';
 import type { Upstream } from '../upstream/index.js';
 import type { ClaimStore } from './claims.js';
 import type { ConcurrencyLimiter } from './concurrency.js';
+import type { WalletKeyCache } from './wallet-keys.js';
 
 export interface RouterContext {
   readonly ctx: ServiceContext;
@@ -11,4 +12,6 @@ export interface RouterContext {
   readonly upstream: Upstream;
   /** ROUTER_FEE_RECIPIENT, or the operator wallet. */
   readonly feeRecipient: string;
+  /** Decrypted custodial keys, briefly cached (wallet-keys.ts). */
+  readonly walletKeys: WalletKeyCache;
 }

@@ -2,7 +2,6 @@
 // 6-8): durable claim, cap reservation, ledger backing, signature; then, once the merchant answered, the outcome.
 import { randomUUID } from 'node:crypto';
 import type { Principal } from '../accounts/api-keys.js';
-import { walletKeyOf } from '../accounts/users.js';
 import type { InferEntity } from '@mikro-orm/core';
 import { Delegation, type RouterPayment } from '../db/entities/index.js';
 import { effectiveStatus } from '../delegations/records.js';
@@ -116,6 +115,7 @@ export async function issuePayment(rc: RouterContext, req: PayRequest): Promise<
     recipient: leg.recipient,
     reference: paymentId,
     description: `router ${req.mode} ${req.choice.type}`,
+    snapshot: req.delegation,
   });
   if (reserved.type === 'refused') {
     await dropClaim(ctx, paymentId);
@@ -137,7 +137,7 @@ export async function issuePayment(rc: RouterContext, req: PayRequest): Promise<
     throw err;
   }
 
-  const privateKey = await walletKeyOf(ctx, req.principal.userId);
+  const privateKey = await rc.walletKeys.get(req.principal.userId);
   const credential = buildPaymentCredential(req.choice, { address: buyer, privateKey });
   const feeStatus = req.mode === 'credential' && fees.feeAmount > 0n ? 'settled' : row.feeStatus;
   await setPaymentStatus(ctx, paymentId, ['Pending'], { status: 'Issued', feeStatus });

@@ -1,0 +1,23 @@
+// A short-lived cache of decrypted custodial keys for the signing hot path: it saves a database read and an
+// AES-GCM open per payment. It adds no new exposure: the process holds SECRETS_KEY, which opens every stored key
+// anyway. Bounded in size and time, so a key leaves memory within a minute of its last use.
+import { LRUCache } from 'lru-cache';
+import { walletKeyOf } from '../accounts/users.js';
+import type { ServiceContext } from '../context.js';
+
+export interface WalletKeyCache {
+  get(userId: string): Promise<`0x${string}`>;
+}
+
+export function createWalletKeyCache(ctx: ServiceContext, opts: { max?: number; ttlMs?: number } = {}): WalletKeyCache {
+  const cache = new LRUCache<string, `0x${string}`>({ max: opts.max ?? 10_000, ttl: opts.ttlMs ?? 60_000 });
+  return {
+    async get(userId) {
+      const hit = cache.get(userId);
+      if (hit !== undefined) return hit;
+      const key = await walletKeyOf(ctx, userId);
+      cache.set(userId, key);
+      return key;
+    },
+  };
+}
