@@ -3,10 +3,9 @@
 // Visibility (DESIGN §5): a listed object, or one of the caller's own. For plans one more case: a holder of the
 // plan's credits still sees an unlisted plan, because "subscribers keep spending credits they hold" (interface,
 // listing-flag table) and spending needs an access token for the plan.
-import { Agent, AgentPlan } from '../db/entities/index.js';
+import { Agent, AgentPlan, Plan } from '../db/entities/index.js';
 import type { Em } from '../db/orm.js';
 import { AppError } from '../errors/app-error.js';
-import { fromColumn } from '../money.js';
 import type { Caller } from './caller.js';
 import { hasHeldCredits } from './lots.js';
 import { planIdOf } from './wire.js';
@@ -35,38 +34,20 @@ const planNotFound = (raw: string | number): AppError =>
 const agentNotFound = (agentId: string): AppError =>
   new AppError('BCK.PROTOCOL.0004', `agent ${agentId.slice(0, 200)} not found`, { agentId: agentId.slice(0, 200) });
 
-const jsonStrings = (v: unknown): string[] => {
-  const parsed: unknown = typeof v === 'string' ? JSON.parse(v) : v;
-  if (!Array.isArray(parsed)) throw new TypeError('not a JSON array column');
-  return parsed.map((x) => String(x));
-};
-
-/**
- * Any existing plan, listed or not; 404 BCK.PROTOCOL.0003 otherwise. Read with a native query so the BIGINT
- * credit amounts arrive as exact decimal text (better-sqlite3 returns BIGINT as a lossy JavaScript number).
- */
+/** Any existing plan, listed or not; 404 BCK.PROTOCOL.0003 otherwise. */
 export async function planOr404(em: Em, raw: string | number): Promise<PlanRow> {
   const id = planIdOf(raw);
-  const rows =
-    id === undefined
-      ? []
-      : await em.execute<Record<string, unknown>[]>(
-          `select id, owner_id, token_address, amounts, receivers, listed,
-             cast(credits_amount as text) as credits_amount, cast(credits_min_amount as text) as credits_min_amount
-           from plan where id = ?`,
-          [id],
-        );
-  const r = rows[0];
-  if (r === undefined) throw planNotFound(raw);
+  const r = id === undefined ? null : await em.findOne(Plan, { id });
+  if (r === null) throw planNotFound(raw);
   return {
-    id: Number(r.id),
-    ownerId: String(r.owner_id),
-    tokenAddress: String(r.token_address),
-    amounts: jsonStrings(r.amounts),
-    receivers: jsonStrings(r.receivers),
-    creditsAmount: fromColumn(r.credits_amount),
-    creditsMinAmount: fromColumn(r.credits_min_amount),
-    listed: r.listed === true || r.listed === 1 || r.listed === 1n,
+    id: r.id,
+    ownerId: r.ownerId,
+    tokenAddress: r.tokenAddress,
+    amounts: r.amounts,
+    receivers: r.receivers,
+    creditsAmount: r.creditsAmount,
+    creditsMinAmount: r.creditsMinAmount,
+    listed: r.listed,
   };
 }
 

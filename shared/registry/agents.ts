@@ -8,7 +8,7 @@ import { Agent, AgentPlan, Plan } from '../db/entities/index.js';
 import type { Em } from '../db/orm.js';
 import { AppError } from '../errors/app-error.js';
 import { type PageOf, type PageRequest, type SortedPageRequest, limitOffset, orderOf } from './pages.js';
-import { exactPlanRows, planNotFound } from './plans.js';
+import { planNotFound } from './plans.js';
 import { type AgentRecord, type AgentRow, type PlanRecord, agentRecord, planRecord } from './records.js';
 import { type AgentInput, type AgentUpdate, isAgentId } from './schemas.js';
 
@@ -85,7 +85,6 @@ export async function getAgent(
   const ids = await attachedPlanIds(em, agent.id);
   const plans =
     ids.length === 0 ? [] : await em.find(Plan, { id: { $in: ids }, ...visibleTo(callerId) }, { orderBy: { id: 'asc' } });
-  await exactPlanRows(ctx, em, plans);
   return { ...agentRecord(agent, callerId), plans: plans.map((p) => planRecord(p, callerId)) };
 }
 
@@ -105,7 +104,6 @@ export async function listAgentPlans(
     { id: { $in: ids }, ...visibleTo(callerId) },
     { ...limitOffset(page), orderBy: [{ createdAt: 'desc' }, { id: 'desc' }] },
   );
-  await exactPlanRows(ctx, em, rows);
   return { total, page: page.page, offset: page.offset, items: rows.map((r) => planRecord(r, callerId)) };
 }
 

@@ -4,7 +4,7 @@ import type { ServiceContext } from '../context.js';
 import { Agent, AgentPlan, Plan } from '../db/entities/index.js';
 import type { Em } from '../db/orm.js';
 import { AppError } from '../errors/app-error.js';
-import { fromColumn, toWire } from '../money.js';
+import { toWire } from '../money.js';
 import { type PageOf, type PageRequest, type SortedPageRequest, limitOffset, orderOf } from './pages.js';
 import { type AgentRecord, type PlanRecord, type PlanRow, agentRecord, planRecord } from './records.js';
 import { type CreditsConfig, type PlanInput, type PlanUpdate, type PriceConfig, planIdOf } from './schemas.js';
@@ -17,30 +17,6 @@ export function requirePlanId(value: string | undefined): number {
   const id = planIdOf(value ?? '');
   if (id === undefined) throw planNotFound((value ?? '').slice(0, 100));
   return id;
-}
-
-// better-sqlite3 hands INTEGER columns to MikroORM as JS numbers, so a BIGINT above 2^53 comes back rounded
-// (9223372036854775807 reads as 9223372036854776000). The stored value is exact; for the rare row whose credits
-// read at or above 2^53 the two columns are re-read as text. PostgreSQL returns BIGINT as text: always exact.
-const SAFE_LIMIT = BigInt(Number.MAX_SAFE_INTEGER);
-
-/** Makes the BIGINT columns of plan rows exact (see above); returns the same rows. */
-export async function exactPlanRows<R extends PlanRow>(ctx: ServiceContext, em: Em, rows: R[]): Promise<R[]> {
-  if (ctx.db.dialect !== 'sqlite') return rows;
-  const inexact = rows.filter((r) => r.creditsAmount > SAFE_LIMIT || r.creditsMinAmount > SAFE_LIMIT);
-  if (inexact.length === 0) return rows;
-  const exact = await em.execute<{ id: number; amount: string; minAmount: string }[]>(
-    `select id, cast(credits_amount as text) as amount, cast(credits_min_amount as text) as minAmount from plan where id in (${inexact.map(() => '?').join(', ')})`,
-    inexact.map((r) => r.id),
-  );
-  const byId = new Map(exact.map((e) => [Number(e.id), e]));
-  for (const r of inexact) {
-    const e = byId.get(r.id);
-    if (e === undefined) continue;
-    r.creditsAmount = fromColumn(e.amount);
-    r.creditsMinAmount = fromColumn(e.minAmount);
-  }
-  return rows;
 }
 
 /** Visible to the caller: listed, or the caller's own (DESIGN §5). */
@@ -87,7 +63,6 @@ export async function listOwnPlans(
 ): Promise<PageOf<PlanRecord>> {
   const em = ctx.db.em();
   const [rows, total] = await em.findAndCount(Plan, { ownerId: callerId }, { ...limitOffset(page), orderBy: orderOf(page) });
-  await exactPlanRows(ctx, em, rows);
   return { total, page: page.page, offset: page.offset, items: rows.map((r) => planRecord(r, callerId)) };
 }
 
@@ -96,7 +71,6 @@ export async function visiblePlan(ctx: ServiceContext, callerId: string, planId:
   const em = ctx.db.em();
   const row = await em.findOne(Plan, { id: planId, ...visibleTo(callerId) });
   if (row === null) throw planNotFound(planId);
-  await exactPlanRows(ctx, em, [row]);
   return row;
 }
 

@@ -18,7 +18,7 @@ import { AgentPlan, Delegation, X402Permission } from '../db/entities/index.js';
 import type { Em } from '../db/orm.js';
 import { effectiveStatus } from '../delegations/records.js';
 import { AppError } from '../errors/app-error.js';
-import { fromColumn, toWire } from '../money.js';
+import { toWire } from '../money.js';
 import { type DelegationSnapshot, delegationCanPay, planPrice, providerFitsScheme } from './funding.js';
 import {
   type PermissionFields,
@@ -89,17 +89,6 @@ export function permissionRecord(row: PermissionRow, usedCredits: bigint): Permi
       ...(row.resourceDescription == null ? {} : { description: row.resourceDescription }),
     },
   };
-}
-
-/** usedCredits read as exact decimal text (better-sqlite3 returns BIGINT as a lossy JavaScript number). */
-async function usedCreditsOf(em: Em, hashes: readonly string[]): Promise<Map<string, bigint>> {
-  if (hashes.length === 0) return new Map();
-  const rows = await em.execute<{ permission_hash: string; used_credits: string }[]>(
-    `select permission_hash, cast(used_credits as text) as used_credits from x402_permission
-     where permission_hash in (${hashes.map(() => '?').join(', ')})`,
-    [...hashes],
-  );
-  return new Map(rows.map((r) => [r.permission_hash, fromColumn(r.used_credits)]));
 }
 
 const notFound = (permissionHash: string): AppError =>
@@ -240,12 +229,11 @@ export async function listPermissions(
     { userId, ...(q.scheme === undefined ? {} : { scheme: q.scheme }) },
     { orderBy: { createdAt: 'desc', permissionHash: 'asc' }, limit: q.offset, offset: (q.page - 1) * q.offset },
   );
-  const used = await usedCreditsOf(em, rows.map((r) => r.permissionHash));
   return {
     total,
     page: q.page,
     offset: q.offset,
-    permissions: rows.map((r) => permissionRecord(r, used.get(r.permissionHash) ?? 0n)),
+    permissions: rows.map((r) => permissionRecord(r, r.usedCredits)),
   };
 }
 
@@ -260,8 +248,7 @@ async function ownPermission(em: Em, userId: string, permissionHash: string) {
 export async function getPermission(ctx: ServiceContext, userId: string, permissionHash: string): Promise<PermissionRecord> {
   const em = ctx.db.em();
   const row = await ownPermission(em, userId, permissionHash);
-  const used = await usedCreditsOf(em, [row.permissionHash]);
-  return permissionRecord(row, used.get(row.permissionHash) ?? 0n);
+  return permissionRecord(row, row.usedCredits);
 }
 
 /**
