@@ -6,6 +6,7 @@ import { createAuthenticator } from '../shared/accounts/api-keys.js';
 import { ensureOperatorWallet } from '../shared/accounts/service-wallets.js';
 import { createClaimStore } from '../shared/router/claims.js';
 import { createConcurrencyLimiter } from '../shared/router/concurrency.js';
+import { createDelegationSnapshots } from '../shared/router/delegation-snapshot.js';
 import { createWalletKeyCache } from '../shared/router/wallet-keys.js';
 import { createUpstream } from '../shared/upstream/index.js';
 import { createContext } from '../shared/context.js';
@@ -37,6 +38,7 @@ const routes = buildRouterRoutes({
   upstream,
   feeRecipient: getAddress(feeRecipient),
   walletKeys: createWalletKeyCache(ctx),
+  delegations: createDelegationSnapshots(ctx),
 });
 const server = createServer(buildProxyHandler({ config, log, relay, auth, routes }));
 server.keepAliveTimeout = 65_000;

@@ -9,6 +9,7 @@ import test from 'ava';
 import { loadConfig } from '../config/index.js';
 import { type ServiceContext, createContext } from '../shared/context.js';
 import { createLogger } from '../shared/log.js';
+import { emSql } from '../shared/db/sql.js';
 import {
   FAUCET_ACCOUNT,
   InsufficientFunds,
@@ -91,7 +92,7 @@ for (const kind of DB_KINDS) {
       { from: payer, to: r2, asset: ASSET, amount: 400n, kind: 'order', reference: 'ref-1' },
       { from: payer, to: r2, asset: ASSET, amount: 0n, kind: 'order' },
     ];
-    const txId = await c().db.em().transactional((tx) => applyMovements(tx, movements, new Date()));
+    const txId = await c().db.sql.transaction((tx) => applyMovements(tx, movements, new Date()));
     t.is(await balanceOf(c(), payer, ASSET), 0n);
     t.is(await balanceOf(c(), r1, ASSET), 600n);
     t.is(await balanceOf(c(), r2, ASSET), 400n);
@@ -105,11 +106,12 @@ for (const kind of DB_KINDS) {
     const [payer, r1, r2] = [addr(), addr(), addr()];
     await faucet(c(), payer, ASSET, 1000n);
     const err = await t.throwsAsync(
+      // Inside a MikroORM transaction (admin flows that mix entity writes and movements) through emSql.
       c()
         .db.em()
         .transactional((tx) =>
           applyMovements(
-            tx,
+            emSql(tx, c().db.dialect),
             [
               { from: payer, to: r1, asset: ASSET, amount: 700n, kind: 'order' },
               { from: payer, to: r2, asset: ASSET, amount: 301n, kind: 'order' },
@@ -125,12 +127,12 @@ for (const kind of DB_KINDS) {
     t.is((await journal('address in (?, ?)', [r1, r2])).length, 0);
     // An address that never held the asset cannot pay at all.
     await t.throwsAsync(
-      c().db.em().transactional((tx) => applyMovements(tx, [{ from: addr(), to: r1, asset: ASSET, amount: 1n, kind: 'x' }], new Date())),
+      c().db.sql.transaction((tx) => applyMovements(tx, [{ from: addr(), to: r1, asset: ASSET, amount: 1n, kind: 'x' }], new Date())),
       { instanceOf: InsufficientFunds },
     );
     // Nor with another asset's balance.
     await t.throwsAsync(
-      c().db.em().transactional((tx) => applyMovements(tx, [{ from: payer, to: r1, asset: EURC, amount: 1n, kind: 'x' }], new Date())),
+      c().db.sql.transaction((tx) => applyMovements(tx, [{ from: payer, to: r1, asset: EURC, amount: 1n, kind: 'x' }], new Date())),
       { instanceOf: InsufficientFunds },
     );
   });
@@ -140,9 +142,13 @@ for (const kind of DB_KINDS) {
     const to = addr();
     await faucet(c(), payer, ASSET, 13n * 77n + 76n);
     const results = await Promise.allSettled(
-      Array.from({ length: 50 }, () =>
-        c().db.em().transactional((tx) => applyMovements(tx, [{ from: payer, to, asset: ASSET, amount: 77n, kind: 'order' }], new Date())),
-      ),
+      // Half through the hot-path runner, half inside MikroORM transactions: both share one connection's lock.
+      Array.from({ length: 50 }, (_, i) => {
+        const m = [{ from: payer, to, asset: ASSET, amount: 77n, kind: 'order' }];
+        return i % 2 === 0
+          ? c().db.sql.transaction((tx) => applyMovements(tx, m, new Date()))
+          : c().db.em().transactional((tx) => applyMovements(emSql(tx, c().db.dialect), m, new Date()));
+      }),
     );
     t.is(results.filter((r) => r.status === 'fulfilled').length, 13);
     t.true(results.every((r) => r.status === 'fulfilled' || r.reason instanceof InsufficientFunds));
@@ -156,7 +162,7 @@ for (const kind of DB_KINDS) {
     const b = addr();
     const big = 2n ** 62n + 3n;
     await faucet(c(), a, ASSET, big);
-    await c().db.em().transactional((tx) => applyMovements(tx, [{ from: a, to: b, asset: ASSET, amount: big - 1n, kind: 'x' }], new Date()));
+    await c().db.sql.transaction((tx) => applyMovements(tx, [{ from: a, to: b, asset: ASSET, amount: big - 1n, kind: 'x' }], new Date()));
     const rows = (await c()
       .db.em()
       .execute('select address, cast(balance as text) as b from token_balance where address in (?, ?)', [a, b])) as { address: string; b: string }[];

@@ -4,6 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ServiceContext } from '../context.js';
 import { PlanOrder } from '../db/entities/index.js';
+import { emSql } from '../db/sql.js';
 import { AppError } from '../errors/app-error.js';
 import { MAX_INT64, fromColumn, sum, toWire } from '../money.js';
 import { InsufficientFunds, type Movement, applyMovements } from '../settlement/token-ledger.js';
@@ -48,7 +49,7 @@ export async function orderPlan(ctx: ServiceContext, caller: Caller, rawPlanId: 
   try {
     return await ctx.db.em().transactional(async (tx) => {
       // First statement a write: the conditional debit of the buyer (SQLite takes the write lock at once).
-      const txId = amountPaid > 0n ? await applyMovements(tx, movements, now) : null;
+      const txId = amountPaid > 0n ? await applyMovements(emSql(tx, ctx.db.dialect), movements, now) : null;
       await mintLot(
         tx,
         { planId: plan.id, holderAddress: buyer, amount: plan.creditsAmount, expiresAt: null, kind: 'order', reference: orderId },

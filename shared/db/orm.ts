@@ -2,6 +2,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { Migrator } from '@mikro-orm/migrations';
+import type { Pool } from 'pg';
 import { MikroORM as PostgresORM } from '@mikro-orm/postgresql';
 import type { AbstractSqlDriver, SqlEntityManager, MikroORM as SqlMikroORM } from '@mikro-orm/sql';
 import { MikroORM as SqliteORM } from '@mikro-orm/sqlite';
@@ -9,6 +10,7 @@ import type { Config } from '../../config/index.js';
 import { entities } from './entities/index.js';
 import { postgresqlMigrations } from './migrations/postgresql/index.js';
 import { sqliteMigrations } from './migrations/sqlite/index.js';
+import { type NativeSqlite, type SqlRunner, postgresRunner, sqliteRunner } from './sql.js';
 
 export type Dialect = 'sqlite' | 'postgresql';
 export type Orm = SqlMikroORM<AbstractSqlDriver>;
@@ -19,6 +21,8 @@ export interface Db {
   readonly dialect: Dialect;
   /** A fresh entity manager (no shared identity map): use one per operation. */
   em(): Em;
+  /** Hand-written SQL in short transactions, for the money hot paths (sql.ts). */
+  readonly sql: SqlRunner;
   close(): Promise<void>;
 }
 
@@ -32,6 +36,7 @@ export async function openDb(database: Config['database'], opts: { debug?: boole
     discovery: { warnWhenNoEntities: true },
   };
   let orm: Orm;
+  let sql: SqlRunner;
   if (database.kind === 'sqlite') {
     mkdirSync(dirname(database.path), { recursive: true });
     orm = (await SqliteORM.init({
@@ -41,12 +46,18 @@ export async function openDb(database: Config['database'], opts: { debug?: boole
     })) as unknown as Orm;
     // Several processes share one file: WAL lets readers run beside one writer, and the busy timeout makes a
     // writer wait for the lock instead of failing with SQLITE_BUSY (STACK.md "MikroORM 7").
-    const native = (await orm.em.getConnection().getNativeClient()) as {
-      pragma(s: string): unknown;
-    };
+    const native = (await orm.em.getConnection().getNativeClient()) as NativeSqlite & { pragma(s: string): unknown };
     native.pragma('journal_mode = WAL');
     native.pragma('busy_timeout = 10000');
     native.pragma('synchronous = NORMAL');
+    // A 32 MiB page cache (default 2 MiB): index pages of the append-only journals stay in memory instead of
+    // being read back from the file on every insert. Bounded, per connection.
+    native.pragma('cache_size = -32768');
+    const kysely = orm.em.getConnection().getClient();
+    sql = sqliteRunner({
+      native,
+      exclusive: (fn) => kysely.connection().execute(() => fn()),
+    });
   } else {
     orm = (await PostgresORM.init({
       ...common,
@@ -60,10 +71,12 @@ export async function openDb(database: Config['database'], opts: { debug?: boole
         silent: true,
       },
     })) as unknown as Orm;
+    sql = postgresRunner(await (orm.em.getConnection() as unknown as { getNativeClient(): Promise<Pool> }).getNativeClient());
   }
   return {
     orm,
     dialect: database.kind,
+    sql,
     em: () => orm.em.fork({ clear: true, useContext: false }),
     close: () => orm.close(true),
   };

@@ -3,10 +3,10 @@
 // the cap) whose affected-row count decides, plus an append-only DelegationTransaction row, in one transaction.
 import { randomUUID } from 'node:crypto';
 import type { InferEntity } from '@mikro-orm/core';
-import { raw } from '@mikro-orm/sql';
 import type { ServiceContext } from '../context.js';
 import { sqlCondition } from '../db/conditions.js';
 import { ApiKey, Delegation, DelegationTransaction, Plan } from '../db/entities/index.js';
+import { releaseIn, reserveIn } from './spend.js';
 import { AppError } from '../errors/app-error.js';
 import type { TokenSigner } from '../keys/signing-keys.js';
 import { toWire } from '../money.js';
@@ -198,35 +198,10 @@ export async function reserve(ctx: ServiceContext, req: ReserveRequest): Promise
     }
   }
   const now = ctx.now();
-  const transactionId = randomUUID();
-  const reserved = await ctx.db.em().transactional(async (tx) => {
-    const n = await tx.nativeUpdate(
-      Delegation,
-      {
-        id: req.delegationId,
-        userId: req.userId,
-        status: 'Active',
-        expiresAt: { $gt: now },
-        ...sqlCondition('amount_spent_cents + ? <= spending_limit_cents', [req.amountCents]),
-      },
-      {
-        amountSpentCents: raw<bigint>('amount_spent_cents + ?', [req.amountCents]),
-        transactionCount: raw<number>('transaction_count + 1'),
-      },
-    );
-    if (n !== 1) return false;
-    await tx.insert(DelegationTransaction, {
-      id: transactionId,
-      delegationId: req.delegationId,
-      kind: 'reserve',
-      amountCents: req.amountCents,
-      reference: req.reference ?? null,
-      description: req.description ?? null,
-      createdAt: now,
-    });
-    return true;
-  });
-  if (reserved) return { type: 'reserved', transactionId, currency: snapshot.currency, provider: snapshot.provider };
+  const transactionId = await ctx.db.sql.transaction((tx) =>
+    reserveIn(tx, req, now),
+  );
+  if (transactionId !== null) return { type: 'reserved', transactionId, currency: snapshot.currency, provider: snapshot.provider };
   const current = await ctx.db.em().findOne(Delegation, { id: req.delegationId });
   const status = current === null ? 'Revoked' : effectiveStatus(current, now);
   const reason =
@@ -241,22 +216,5 @@ export async function release(
 ): Promise<boolean> {
   if (req.amountCents <= 0n) return false;
   const now = ctx.now();
-  return ctx.db.em().transactional(async (tx) => {
-    const n = await tx.nativeUpdate(
-      Delegation,
-      { id: req.delegationId, ...sqlCondition('amount_spent_cents >= ?', [req.amountCents]) },
-      { amountSpentCents: raw<bigint>('amount_spent_cents - ?', [req.amountCents]) },
-    );
-    if (n !== 1) return false;
-    await tx.insert(DelegationTransaction, {
-      id: randomUUID(),
-      delegationId: req.delegationId,
-      kind: 'release',
-      amountCents: -req.amountCents,
-      reference: req.reference ?? null,
-      description: req.description ?? null,
-      createdAt: now,
-    });
-    return true;
-  });
+  return ctx.db.sql.transaction((tx) => releaseIn(tx, req, now));
 }

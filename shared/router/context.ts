@@ -3,6 +3,7 @@ import type { ServiceContext } from '../context.js';
 import type { Upstream } from '../upstream/index.js';
 import type { ClaimStore } from './claims.js';
 import type { ConcurrencyLimiter } from './concurrency.js';
+import type { DelegationSnapshots } from './delegation-snapshot.js';
 import type { WalletKeyCache } from './wallet-keys.js';
 
 export interface RouterContext {
@@ -14,4 +15,6 @@ export interface RouterContext {
   readonly feeRecipient: string;
   /** Decrypted custodial keys, briefly cached (wallet-keys.ts). */
   readonly walletKeys: WalletKeyCache;
+  /** Delegations read at most a second ago, for early refusal (delegation-snapshot.ts). */
+  readonly delegations: DelegationSnapshots;
 }

@@ -1,16 +1,43 @@
+import { LRUCache } from 'lru-cache';
 import type { Principal } from '../accounts/api-keys.js';
+import type { ServiceContext } from '../context.js';
 import { Delegation } from '../db/entities/index.js';
 import { effectiveStatus } from '../delegations/records.js';
 import { AppError } from '../errors/app-error.js';
 import type { RouterContext } from './context.js';
 import type { DelegationRow } from './pay.js';
 
+export interface DelegationSnapshots {
+  /** The owner's delegation as read at most `ttlMs` ago, or null when it is not the owner's. */
+  get(userId: string, delegationId: string): Promise<DelegationRow | null>;
+}
+
+/**
+ * Delegation snapshots (DESIGN §7 "Caches": TTL <= 1 s) for early refusal and for choosing. A snapshot may be
+ * stale in status, expiry and spent amount; that only refuses early or lets a request reach the issuance
+ * transaction, whose conditional UPDATE decides every spend. Owner, provider, key binding, currency and
+ * recipients never change. Misses are not cached, so a new delegation is usable at once.
+ */
+export function createDelegationSnapshots(ctx: ServiceContext, opts: { ttlMs?: number; max?: number } = {}): DelegationSnapshots {
+  const cache = new LRUCache<string, DelegationRow>({ max: opts.max ?? 10_000, ttl: Math.min(opts.ttlMs ?? 1000, 1000) });
+  return {
+    async get(userId, delegationId) {
+      const k = `${userId}\u0000${delegationId}`;
+      const hit = cache.get(k);
+      if (hit !== undefined) return hit;
+      const d = await ctx.db.em().findOne(Delegation, { id: delegationId, userId });
+      if (d !== null) cache.set(k, d);
+      return d;
+    },
+  };
+}
+
 /**
  * The caller's own erc4337 delegation, for early refusal and for choosing (currency, allowed recipients). The
- * reservation's conditional UPDATE decides the spend; this read only refuses what cannot succeed.
+ * issuance transaction's conditional UPDATE decides the spend; this only refuses what cannot succeed.
  */
 export async function spendableDelegation(rc: RouterContext, principal: Principal, delegationId: string): Promise<DelegationRow> {
-  const d = await rc.ctx.db.em().findOne(Delegation, { id: delegationId, userId: principal.userId });
+  const d = await rc.delegations.get(principal.userId, delegationId);
   if (d === null) throw new AppError('BCK.ROUTER.0003', 'delegation not found', { delegationId });
   if (d.provider !== 'erc4337') throw new AppError('BCK.ROUTER.0001', 'the router pays with erc4337 delegations only', { delegationId });
   if (d.apiKeyId != null && d.apiKeyId !== principal.apiKeyId) {

@@ -1,17 +1,18 @@
 // One paid leg, shared by mode A (mint a credential), mode B (route) and the streaming proxy (DESIGN §7 steps
 // 6-8): durable claim, cap reservation, ledger backing, signature; then, once the merchant answered, the outcome.
-import { randomUUID } from 'node:crypto';
+import { uuidv7 } from '../ids.js';
 import type { Principal } from '../accounts/api-keys.js';
 import type { InferEntity } from '@mikro-orm/core';
 import { Delegation, type RouterPayment } from '../db/entities/index.js';
 import { effectiveStatus } from '../delegations/records.js';
-import { release, reserve } from '../delegations/service.js';
+import { releaseIn, reserveIn } from '../delegations/spend.js';
+import { isUniqueViolation } from '../db/sql.js';
 import { AppError } from '../errors/app-error.js';
 import { type PaymentChoice, type PaymentCredential, buildPaymentCredential } from '../protocols/payment.js';
-import { InsufficientFunds, type Movement, applyMovements, balanceOf } from '../settlement/token-ledger.js';
+import { InsufficientFunds, type Movement, applyMovements } from '../settlement/token-ledger.js';
 import type { RouterContext } from './context.js';
 import { type Fees, computeFees } from './fees.js';
-import { claimPayment, dropClaim, duplicateError, setPaymentStatus } from './payments.js';
+import { duplicateError, insertPaymentIn, paymentIdOf, updatePaymentIn } from './payments.js';
 
 export type DelegationRow = InferEntity<typeof Delegation>;
 
@@ -46,9 +47,18 @@ export function currencyFunds(currency: string, symbol: string): boolean {
   return (['usd', 'usdc'].includes(currency) && symbol === 'USDC') || (['eur', 'eurc'].includes(currency) && symbol === 'EURC');
 }
 
+/** Thrown inside the issuance transaction to roll it back. */
+class Refused extends Error {
+  constructor(readonly why: 'cap' | 'funds') {
+    super(why);
+  }
+}
+
 /**
- * Steps 6-7: claim (unique (user, requestId)), reserve the cap charge, back the merchant leg (and, for mode A,
- * the fee leg) in the ledger, sign. Anything refused before signing gives every claim back.
+ * Steps 6-7 as ONE transaction: the payment row (the durable claim, unique (user, requestId)), the cap charge on
+ * the delegation, and in the ledger backend the buyer's conditional debit backing the merchant leg (and mode A's
+ * fee leg). Anything refused rolls all of it back, so the claim is given back and the requestId may be retried.
+ * The signature needs nothing from the database, so it is made first and dropped unsent if the write is refused.
  */
 export async function issuePayment(rc: RouterContext, req: PayRequest): Promise<IssuedPayment> {
   const { ctx } = rc;
@@ -59,7 +69,9 @@ export async function issuePayment(rc: RouterContext, req: PayRequest): Promise<
   // Mode A collects a fee only when requestId is given; MPP pays the merchant leg only (DESIGN §4).
   const chargeFee = req.choice.type === 'x402' && (req.mode !== 'credential' || req.requestId !== undefined);
   const fees = computeFees(leg.amount, ctx.config.ROUTER_FEE_BPS, chargeFee);
-  const paymentId = randomUUID();
+  // Mode A's fee leg moves with the merchant leg (there is no later answer to wait for); mode B's waits for one.
+  const feeNow = req.mode === 'credential' && fees.feeAmount > 0n;
+  const paymentId = uuidv7();
   const row = {
     id: paymentId,
     userId: req.principal.userId,
@@ -69,7 +81,7 @@ export async function issuePayment(rc: RouterContext, req: PayRequest): Promise<
     mode: req.mode,
     protocol: req.choice.type,
     x402Version: req.choice.type === 'x402' ? req.choice.version : null,
-    status: 'Pending',
+    status: 'Issued',
     scheme: leg.scheme,
     network: leg.network,
     asset: leg.asset.address,
@@ -82,66 +94,45 @@ export async function issuePayment(rc: RouterContext, req: PayRequest): Promise<
     feeCents: fees.feeCents,
     capChargedCents: fees.capChargedCents,
     feeRecipient: fees.feeAmount > 0n ? rc.feeRecipient : null,
-    feeStatus: fees.feeAmount > 0n ? 'reserved' : 'none',
+    feeStatus: feeNow ? 'settled' : fees.feeAmount > 0n ? 'reserved' : 'none',
     resourceUrl: req.resourceUrl?.slice(0, 2048) ?? null,
     txHash: null,
     failureReason: null,
   };
-  const claim = await claimPayment(ctx, row);
-  if (claim.type === 'duplicate') throw duplicateError(claim.paymentId);
-  req.onClaimed?.(paymentId);
-
-  // Ledger backend: a buyer balance that cannot cover the merchant leg and the fee is refused before the cap is
-  // touched ("nothing reserved", DESIGN §7 step 6). The read only refuses early: the conditional debit below
-  // still decides, and a balance spent meanwhile releases the reservation.
   const buyer = req.principal.walletAddress;
-  if ((await balanceOf(ctx, buyer, leg.asset.address)) < leg.amount + fees.feeAmount) {
-    await dropClaim(ctx, paymentId);
-    // The cap is checked first in step 6: a charge the delegation could not take anyway is still a 0003.
-    const d = await ctx.db.em().findOne(Delegation, { id: req.delegation.id });
-    const status = d === null ? 'Revoked' : effectiveStatus(d, ctx.now());
-    if (d === null || status !== 'Active' || d.amountSpentCents + fees.capChargedCents > d.spendingLimitCents) {
-      const reason = status === 'Active' ? 'delegation budget exceeded' : `delegation is ${status.toLowerCase()}`;
-      throw new AppError('BCK.ROUTER.0003', reason, { delegationId: req.delegation.id });
-    }
-    throw new AppError('BCK.ROUTER.0009', `wallet ${buyer} holds too little ${leg.asset.symbol}`);
-  }
+  const credential = buildPaymentCredential(req.choice, { address: buyer, privateKey: await rc.walletKeys.get(req.principal.userId) });
 
-  const reserved = await reserve(ctx, {
-    delegationId: req.delegation.id,
-    userId: req.principal.userId,
-    amountCents: fees.capChargedCents,
-    apiKeyId: req.principal.apiKeyId,
-    recipient: leg.recipient,
-    reference: paymentId,
-    description: `router ${req.mode} ${req.choice.type}`,
-    snapshot: req.delegation,
-  });
-  if (reserved.type === 'refused') {
-    await dropClaim(ctx, paymentId);
-    throw new AppError('BCK.ROUTER.0003', reserved.reason, { delegationId: req.delegation.id });
-  }
-
-  // Ledger backend: the authorization is backed by the buyer's balance, so the merchant leg moves now; mode A's
-  // fee leg moves with it (there is no later answer to wait for).
+  // The ledger backend: the authorization is backed by the buyer's balance, so the merchant leg moves now.
   const movements: Movement[] = [{ from: buyer, to: leg.recipient, asset: leg.asset.address, amount: leg.amount, kind: 'router', reference: paymentId }];
-  if (req.mode === 'credential' && fees.feeAmount > 0n) {
-    movements.push({ from: buyer, to: rc.feeRecipient, asset: leg.asset.address, amount: fees.feeAmount, kind: 'router_fee', reference: paymentId });
-  }
+  if (feeNow) movements.push({ from: buyer, to: rc.feeRecipient, asset: leg.asset.address, amount: fees.feeAmount, kind: 'router_fee', reference: paymentId });
+  const now = ctx.now();
   try {
-    await ctx.db.em().transactional((tx) => applyMovements(tx, movements, ctx.now()));
+    await ctx.db.sql.transaction(async (tx) => {
+      await insertPaymentIn(tx, row, now);
+      // The cap is checked before the balance: a charge the delegation could not take anyway is a 0003.
+      const charge = { delegationId: req.delegation.id, userId: req.principal.userId, amountCents: fees.capChargedCents };
+      if ((await reserveIn(tx, { ...charge, reference: paymentId, description: `router ${req.mode} ${req.choice.type}` }, now)) === null) {
+        throw new Refused('cap');
+      }
+      try {
+        await applyMovements(tx, movements, now);
+      } catch (err) {
+        throw err instanceof InsufficientFunds ? new Refused('funds') : err;
+      }
+    });
   } catch (err) {
-    await release(ctx, { delegationId: req.delegation.id, amountCents: fees.capChargedCents, reference: paymentId, description: 'buyer balance short' });
-    await dropClaim(ctx, paymentId);
-    if (err instanceof InsufficientFunds) throw new AppError('BCK.ROUTER.0009', `wallet ${buyer} holds too little ${leg.asset.symbol}`);
-    throw err;
+    if (isUniqueViolation(err) && req.requestId !== undefined) {
+      throw duplicateError((await paymentIdOf(ctx, req.principal.userId, req.requestId)) ?? '');
+    }
+    if (!(err instanceof Refused)) throw err;
+    if (err.why === 'funds') throw new AppError('BCK.ROUTER.0009', `wallet ${buyer} holds too little ${leg.asset.symbol}`);
+    const d = await ctx.db.em().findOne(Delegation, { id: req.delegation.id });
+    const status = d === null ? 'Revoked' : effectiveStatus(d, now);
+    const reason = status === 'Active' ? 'delegation budget exceeded' : `delegation is ${status.toLowerCase()}`;
+    throw new AppError('BCK.ROUTER.0003', reason, { delegationId: req.delegation.id });
   }
-
-  const privateKey = await rc.walletKeys.get(req.principal.userId);
-  const credential = buildPaymentCredential(req.choice, { address: buyer, privateKey });
-  const feeStatus = req.mode === 'credential' && fees.feeAmount > 0n ? 'settled' : row.feeStatus;
-  await setPaymentStatus(ctx, paymentId, ['Pending'], { status: 'Issued', feeStatus });
-  return { paymentId, credential, fees, row: { ...row, status: 'Issued', feeStatus, createdAt: ctx.now(), updatedAt: ctx.now() } };
+  req.onClaimed?.(paymentId);
+  return { paymentId, credential, fees, row: { ...row, createdAt: now, updatedAt: now } };
 }
 
 export type PaidOutcome =
@@ -162,33 +153,35 @@ export async function finishPayment(
 ): Promise<{ status: string; txHash: string | null }> {
   const { ctx } = rc;
   const { row, fees } = issued;
-  let feeStatus = row.feeStatus;
-  if (row.feeStatus === 'reserved') {
-    if (answer.status >= 200 && answer.status < 300) {
-      try {
-        await ctx.db.em().transactional((tx) =>
-          applyMovements(tx, [{ from: buyer, to: rc.feeRecipient, asset: row.asset, amount: fees.feeAmount, kind: 'router_fee', reference: row.id }], ctx.now()),
-        );
-        feeStatus = 'settled';
-      } catch (err) {
-        if (!(err instanceof InsufficientFunds)) throw err;
-        feeStatus = 'released';
-      }
-    } else {
-      feeStatus = 'released';
-    }
-    if (feeStatus === 'released' && fees.feeCents > 0n) {
-      await release(ctx, { delegationId: row.delegationId, amountCents: fees.feeCents, reference: row.id, description: 'fee leg not settled' });
-    }
-  }
   const o = answer.outcome;
   const status = o.type === 'settled' ? 'Settled' : o.type === 'rejected' ? 'Failed' : 'Issued';
   const txHash = o.type === 'settled' ? (o.txHash ?? null) : null;
-  await setPaymentStatus(ctx, row.id, ['Issued'], {
-    status,
-    txHash,
-    feeStatus,
-    failureReason: o.type === 'rejected' ? o.reason.slice(0, 500) : null,
-  });
+  const failureReason = o.type === 'rejected' ? o.reason.slice(0, 500) : null;
+  const now = ctx.now();
+  const feeLeg: Movement = { from: buyer, to: rc.feeRecipient, asset: row.asset, amount: fees.feeAmount, kind: 'router_fee', reference: row.id };
+  const releaseFee = { delegationId: row.delegationId, amountCents: fees.feeCents, reference: row.id, description: 'fee leg not settled' };
+  // One transaction: the fee leg settles (2xx) or its cap share is released, and the status moves.
+  const settle = async (tryFee: boolean): Promise<void> =>
+    ctx.db.sql.transaction(async (tx) => {
+      let feeStatus = row.feeStatus;
+      if (row.feeStatus === 'reserved') {
+        if (tryFee) {
+          await applyMovements(tx, [feeLeg], now);
+          feeStatus = 'settled';
+        } else {
+          if (fees.feeCents > 0n) await releaseIn(tx, releaseFee, now);
+          feeStatus = 'released';
+        }
+      }
+      await updatePaymentIn(tx, row.id, 'Issued', { status, txHash, failureReason, feeStatus }, now);
+    });
+  const ok = answer.status >= 200 && answer.status < 300;
+  try {
+    await settle(ok);
+  } catch (err) {
+    // The buyer's balance no longer covers the fee leg: release it instead (the merchant leg stands).
+    if (!(ok && err instanceof InsufficientFunds)) throw err;
+    await settle(false);
+  }
   return { status, txHash };
 }

@@ -1,33 +1,50 @@
 // Router payment rows: the durable claim (DESIGN §7 step 6), state changes, the ledger listing and summary.
-import { type InferEntity, UniqueConstraintViolationException } from '@mikro-orm/core';
+import type { InferEntity } from '@mikro-orm/core';
 import type { ServiceContext } from '../context.js';
 import { RouterPayment } from '../db/entities/index.js';
+import type { SqlTx } from '../db/sql.js';
 import { AppError } from '../errors/app-error.js';
 import { type PaymentRecord, paymentRecord } from './payment-record.js';
 
 export type NewPayment = Omit<InferEntity<typeof RouterPayment>, 'createdAt' | 'updatedAt'>;
 
-export type ClaimResult = { type: 'claimed' } | { type: 'duplicate'; paymentId: string };
+const PAYMENT_COLUMNS = [
+  'id', 'user_id', 'api_key_id', 'request_id', 'delegation_id', 'mode', 'protocol', 'x402version', 'status', 'scheme',
+  'network', 'asset', 'recipient', 'amount', 'amount_raw', 'approx_cents', 'fee_bps', 'fee_amount', 'fee_cents',
+  'cap_charged_cents', 'fee_recipient', 'fee_status', 'resource_url', 'tx_hash', 'failure_reason', 'created_at', 'updated_at',
+] as const;
+const INSERT_PAYMENT = `insert into router_payment (${PAYMENT_COLUMNS.join(', ')}) values (${PAYMENT_COLUMNS.map(() => '?').join(', ')})`;
 
-/** Inserts the payment row; the unique (user, requestId) key makes a duplicate from any process lose. */
-export async function claimPayment(ctx: ServiceContext, row: NewPayment): Promise<ClaimResult> {
-  // A claim dropped between our failed insert and the read (refused before signing) may be taken again.
-  for (let attempt = 0; ; attempt++) {
-    const now = ctx.now();
-    try {
-      await ctx.db.em().insert(RouterPayment, { ...row, createdAt: now, updatedAt: now });
-      return { type: 'claimed' };
-    } catch (err) {
-      if (!(err instanceof UniqueConstraintViolationException) || row.requestId == null) throw err;
-      const first = await ctx.db.em().findOne(RouterPayment, { userId: row.userId, requestId: row.requestId });
-      if (first !== null || attempt >= 2) return { type: 'duplicate', paymentId: first?.id ?? '' };
-    }
-  }
+/**
+ * Inserts the payment row inside the issuance transaction. The unique (user_id, request_id) key is the durable
+ * claim (DESIGN §7 step 6): a duplicate from any process fails the insert (`isUniqueViolation`).
+ */
+export async function insertPaymentIn(tx: SqlTx, r: NewPayment, now: Date): Promise<void> {
+  await tx.run(INSERT_PAYMENT, [
+    r.id, r.userId, r.apiKeyId, r.requestId ?? null, r.delegationId, r.mode, r.protocol, r.x402Version ?? null, r.status,
+    r.scheme, r.network, r.asset, r.recipient, r.amount, r.amountRaw, r.approxCents, r.feeBps, r.feeAmount, r.feeCents,
+    r.capChargedCents, r.feeRecipient ?? null, r.feeStatus, r.resourceUrl ?? null, r.txHash ?? null, r.failureReason ?? null, now, now,
+  ]);
 }
 
-/** A request refused before signing gives its claim back, so the same requestId may be retried. */
-export async function dropClaim(ctx: ServiceContext, paymentId: string): Promise<void> {
-  await ctx.db.em().nativeDelete(RouterPayment, { id: paymentId, status: 'Pending' });
+/** The payment that holds (user, requestId): the winner of a lost durable claim. */
+export async function paymentIdOf(ctx: ServiceContext, userId: string, requestId: string): Promise<string | undefined> {
+  return (await ctx.db.em().findOne(RouterPayment, { userId, requestId }, { fields: ['id'] }))?.id;
+}
+
+/** Moves a payment from one of `from` to another status inside the caller's transaction. */
+export async function updatePaymentIn(
+  tx: SqlTx,
+  paymentId: string,
+  from: string,
+  to: { status: string; txHash: string | null; failureReason: string | null; feeStatus: string },
+  now: Date,
+): Promise<boolean> {
+  const n = await tx.run(
+    'update router_payment set status = ?, tx_hash = ?, failure_reason = ?, fee_status = ?, updated_at = ? where id = ? and status = ?',
+    [to.status, to.txHash, to.failureReason, to.feeStatus, now, paymentId, from],
+  );
+  return n === 1;
 }
 
 export async function setPaymentStatus(

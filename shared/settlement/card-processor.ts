@@ -43,7 +43,7 @@ export function sandboxCardProcessor(ctx: ServiceContext): CardProcessor {
         kind: `card_charge:${c.provider}`,
         reference: c.reference,
       }));
-      const chargeId = await ctx.db.em().transactional((tx) => applyMovements(tx, movements, ctx.now()));
+      const chargeId = await ctx.db.sql.transaction((tx) => applyMovements(tx, movements, ctx.now()));
       return { type: 'charged', chargeId };
     },
   };

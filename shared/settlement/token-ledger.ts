@@ -1,11 +1,10 @@
 // The sandbox settlement backend (DESIGN §7, ledger mode): an internal double-entry token ledger per
 // (address, asset). Every movement is a conditional UPDATE on the payer (balance >= amount, affected rows
 // checked) plus an upsert on the payee, and two append-only journal rows whose deltas sum to zero.
-import { randomUUID } from 'node:crypto';
-import type { QueryResult } from '@mikro-orm/sql';
+import { uuidv7 } from '../ids.js';
 import type { ServiceContext } from '../context.js';
-import { TokenBalance, TokenLedger } from '../db/entities/index.js';
-import type { Em } from '../db/orm.js';
+import { TokenBalance } from '../db/entities/index.js';
+import type { SqlTx, SqlValue } from '../db/sql.js';
 
 /** Counter-account of faucet credits: it may go negative, so the journal still sums to zero. */
 export const FAUCET_ACCOUNT = 'faucet';
@@ -31,49 +30,62 @@ export class InsufficientFunds extends Error {
   }
 }
 
-async function debit(tx: Em, address: string, asset: string, amount: bigint, now: Date): Promise<void> {
+async function debit(tx: SqlTx, address: string, asset: string, amount: bigint, now: Date): Promise<void> {
   if (address === FAUCET_ACCOUNT || address.startsWith(CARD_ACCOUNT_PREFIX)) {
     await credit(tx, address, asset, -amount, now);
     return;
   }
-  const res = await tx.execute<QueryResult>(
+  const n = await tx.run(
     'update token_balance set balance = balance - ?, updated_at = ? where address = ? and asset = ? and balance >= ?',
     [amount, now, address, asset, amount],
-    'run',
   );
-  if (res.affectedRows !== 1) throw new InsufficientFunds(address, asset);
+  if (n !== 1) throw new InsufficientFunds(address, asset);
 }
 
-async function credit(tx: Em, address: string, asset: string, amount: bigint, now: Date): Promise<void> {
-  await tx.execute(
+async function credit(tx: SqlTx, address: string, asset: string, amount: bigint, now: Date): Promise<void> {
+  await tx.run(
     `insert into token_balance (address, asset, balance, updated_at) values (?, ?, ?, ?)
      on conflict (address, asset) do update set balance = token_balance.balance + excluded.balance, updated_at = excluded.updated_at`,
     [address, asset, amount, now],
-    'run',
   );
 }
 
+const JOURNAL_COLUMNS = 'insert into token_ledger (id, tx_id, address, asset, delta, kind, reference, created_at) values ';
+const JOURNAL_ROW = '(?, ?, ?, ?, ?, ?, ?, ?)';
+
 /**
  * Applies movements inside the caller's transaction; throws InsufficientFunds (the caller's transaction then
- * rolls back everything). Both statements are writes, so an SQLite transaction's first statement is a write.
+ * rolls back everything). Balances are changed in address order (PostgreSQL row locks), so A->B and B->A at
+ * once cannot deadlock; a payer's several legs are ONE conditional debit of their sum. The journal gets two
+ * rows per movement, whose deltas sum to zero, in one statement.
  */
-export async function applyMovements(tx: Em, movements: readonly Movement[], now: Date): Promise<string> {
-  const txId = randomUUID();
-  for (const m of movements) {
-    if (m.amount <= 0n) continue;
-    // Rows are locked in address order (PostgreSQL), so A->B and B->A at once cannot deadlock.
-    if (m.from <= m.to) {
-      await debit(tx, m.from, m.asset, m.amount, now);
-      await credit(tx, m.to, m.asset, m.amount, now);
-    } else {
-      await credit(tx, m.to, m.asset, m.amount, now);
-      await debit(tx, m.from, m.asset, m.amount, now);
+export async function applyMovements(tx: SqlTx, movements: readonly Movement[], now: Date): Promise<string> {
+  const txId = uuidv7();
+  const legs = movements.filter((m) => m.amount > 0n);
+  const changes = new Map<string, { address: string; asset: string; delta: bigint }>();
+  const change = (address: string, asset: string, delta: bigint) => {
+    const k = `${address}\u0000${asset}`;
+    const c = changes.get(k);
+    if (c === undefined) changes.set(k, { address, asset, delta });
+    else c.delta += delta;
+  };
+  for (const m of legs) {
+    change(m.from, m.asset, -m.amount);
+    change(m.to, m.asset, m.amount);
+  }
+  const ordered = [...changes.values()].sort((a, b) => (a.address < b.address ? -1 : a.address > b.address ? 1 : a.asset < b.asset ? -1 : 1));
+  for (const c of ordered) {
+    if (c.delta < 0n) await debit(tx, c.address, c.asset, -c.delta, now);
+    else if (c.delta > 0n) await credit(tx, c.address, c.asset, c.delta, now);
+  }
+  if (legs.length > 0) {
+    const params: SqlValue[] = [];
+    for (const m of legs) {
+      const reference = m.reference ?? null;
+      params.push(uuidv7(), txId, m.from, m.asset, -m.amount, m.kind, reference, now);
+      params.push(uuidv7(), txId, m.to, m.asset, m.amount, m.kind, reference, now);
     }
-    const reference = m.reference ?? null;
-    await tx.insertMany(TokenLedger, [
-      { id: randomUUID(), txId, address: m.from, asset: m.asset, delta: -m.amount, kind: m.kind, reference, createdAt: now },
-      { id: randomUUID(), txId, address: m.to, asset: m.asset, delta: m.amount, kind: m.kind, reference, createdAt: now },
-    ]);
+    await tx.run(JOURNAL_COLUMNS + Array(legs.length * 2).fill(JOURNAL_ROW).join(', '), params);
   }
   return txId;
 }
@@ -84,11 +96,9 @@ export async function faucet(
   asset: string,
   amount: bigint,
 ): Promise<{ txId: string; balance: bigint }> {
-  const txId = await ctx.db
-    .em()
-    .transactional((tx) =>
-      applyMovements(tx, [{ from: FAUCET_ACCOUNT, to: address, asset, amount, kind: 'faucet' }], ctx.now()),
-    );
+  const txId = await ctx.db.sql.transaction((tx) =>
+    applyMovements(tx, [{ from: FAUCET_ACCOUNT, to: address, asset, amount, kind: 'faucet' }], ctx.now()),
+  );
   return { txId, balance: await balanceOf(ctx, address, asset) };
 }
 
