@@ -10,6 +10,7 @@ import { loadConfig } from '../config/index.js';
 import { type ServiceContext, createContext } from '../shared/context.js';
 import { createLogger } from '../shared/log.js';
 import { emSql } from '../shared/db/sql.js';
+import { AppError } from '../shared/errors/app-error.js';
 import {
   FAUCET_ACCOUNT,
   InsufficientFunds,
@@ -168,5 +169,23 @@ for (const kind of DB_KINDS) {
       .execute('select address, cast(balance as text) as b from token_balance where address in (?, ?)', [a, b])) as { address: string; b: string }[];
     t.deepEqual(Object.fromEntries(rows.map((r) => [r.address, r.b])), { [a]: '1', [b]: (big - 1n).toString() });
     t.is(sumOf(await journal('address = ?', [b])), big - 1n);
+  });
+
+  register(`[${kind}] a credit that would leave the 64-bit range is refused (400) and changes nothing`, async (t) => {
+    const a = addr();
+    const asset = addr(); // its own asset: the faucet's counter-balance in it starts at 0
+    const max = 9_223_372_036_854_775_807n;
+    await faucet(c(), a, asset, max - 5n);
+    const err = await t.throwsAsync(faucet(c(), a, asset, 6n));
+    t.true(err instanceof AppError);
+    t.is((err as AppError).code, 'BCK.HTTP.0400');
+    t.is(await balanceOf(c(), a, asset), max - 5n, 'no overflow to an error (PostgreSQL) or a float (SQLite)');
+    t.is(sumOf(await journal('address = ?', [a])), max - 5n, 'the refused credit left no journal rows');
+    await faucet(c(), a, asset, 5n);
+    t.is(await balanceOf(c(), a, asset), max, 'up to the maximum is fine');
+    // The faucet's counter-account goes negative by the same amounts; it stops at -(2^63 - 1) as well.
+    t.is(await balanceOf(c(), FAUCET_ACCOUNT, asset), -max);
+    await t.throwsAsync(faucet(c(), addr(), asset, 1n), { instanceOf: AppError });
+    t.is(await balanceOf(c(), FAUCET_ACCOUNT, asset), -max);
   });
 }

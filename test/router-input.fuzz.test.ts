@@ -121,19 +121,42 @@ forEachDb(({ stack, test }) => {
     t.is((await delegationRow(stack(), delegationId)).amountSpentCents, 0n);
   });
 
-  // 10,000 accepts in a PAYMENT-REQUIRED header is ~1.3 MB of header: beyond the HTTP client's header limit
-  // (16 KB), the answer cannot be parsed at all, and the outbound module reports it as an invalid upstream
-  // response (502 BCK.HTTP.0502), like any other unparseable answer. This documents that behaviour: a clean
-  // gateway error, never a 500, nothing reserved. (10,000 accepts in a v1 JSON body is a 400, above.)
-  test('a 402 whose PAYMENT-REQUIRED header exceeds the header limit -> 502 BCK.HTTP.0502, not 500, nothing paid', async (t) => {
+  // 10,000 accepts in a PAYMENT-REQUIRED header is ~3 MB of header (~300 bytes an option in base64): far beyond
+  // the outbound client's header limit (16 KiB, limits.ts), so undici stops parsing the answer
+  // (UND_ERR_HEADERS_OVERFLOW). The outbound module refuses such an answer like an oversized body: 400
+  // BCK.ROUTER.0001 naming the limit, since asking the merchant again gets the same headers (it used to be a
+  // retryable 502 BCK.HTTP.0502). Refused at the probe, before any claim in the database: nothing reserved, no
+  // payment row, and the in-process claim is given back, so the same requestId meets the same 400, not a 409.
+  // (10,000 accepts in a v1 JSON body is a 400 too, above.)
+  test('a 402 whose PAYMENT-REQUIRED header exceeds the header limit -> 400 BCK.ROUTER.0001 quickly, nothing paid, requestId may be retried', async (t) => {
     const u = await stack().user();
     await fund(stack(), undefined, u, 100_000_000n);
     const delegationId = await createDelegation(u, 1000);
-    const r = await u.api.post('/router/route', { requestId: rid(), delegationId, url: `${merchant.url}/10000-accepts-header` });
-    t.is(r.status, 502, r.text);
-    t.is(r.body.code, 'BCK.HTTP.0502');
+    const url = `${merchant.url}/10000-accepts-header`;
+    const requestId = rid();
+    const started = Date.now();
+    const r = await u.api.post('/router/route', { requestId, delegationId, url });
+    const ms = Date.now() - started;
+    t.is(r.status, 400, r.text);
+    t.is(r.body.code, 'BCK.ROUTER.0001');
+    t.is(r.body.details, "the merchant's response headers exceed 16384 bytes");
+    t.true(ms < 3000, `took ${ms} ms`);
+    const p = await u.api.call('GET', '/router/proxy', undefined, {
+      'x-router-target-url': url,
+      'x-router-delegation-id': delegationId,
+      'x-router-request-id': requestId,
+    });
+    t.is(p.status, 400, `proxy: ${p.text.slice(0, 300)}`);
+    t.is(p.body.code, 'BCK.ROUTER.0001');
     t.is((await paymentRows(stack(), u.userId)).length, 0);
     t.is((await delegationRow(stack(), delegationId)).amountSpentCents, 0n);
+    // Refused before signing: the claim was given back, so the same requestId meets the same refusal (not 409) and
+    // is still free for a call that succeeds.
+    const again = await u.api.post('/router/route', { requestId, delegationId, url });
+    t.is(again.body.code, 'BCK.ROUTER.0001');
+    const free = await u.api.post('/router/route', { requestId, delegationId, url: `${merchant.url}/free` });
+    t.is(free.status, 200, free.text);
+    t.is(free.body.paid, false);
   });
 
   test(`random route bodies (${RUNS} runs): always 4xx or 200, never 5xx`, async (t) => {

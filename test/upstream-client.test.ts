@@ -13,7 +13,7 @@ import type { TLSSocket } from 'node:tls';
 import test from 'ava';
 import { type UpstreamOptions, createUpstream } from '../shared/upstream/client.js';
 import { UpstreamStreamError } from '../shared/upstream/outcomes.js';
-import { REASON } from '../shared/upstream/reasons.js';
+import { REASON, headersTooLarge } from '../shared/upstream/reasons.js';
 import type { Resolver } from '../shared/upstream/resolver.js';
 import { upstreamAppError } from '../shared/upstream/to-app-error.js';
 
@@ -107,6 +107,18 @@ const routes: Record<string, (req: IncomingMessage, res: ServerResponse) => void
   },
   '/head-big': (_req, res) => {
     res.writeHead(200, { 'content-length': String(BIG * 10) });
+    res.end();
+  },
+  // ?n= bytes of one header value: an oversized PAYMENT-REQUIRED is the realistic case.
+  '/big-header': (req, res) => {
+    const n = Number(new URL(req.url ?? '/', 'http://x').searchParams.get('n'));
+    res.writeHead(402, { 'payment-required': 'a'.repeat(n) });
+    res.end('{}');
+  },
+  '/big-trailer': (_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/plain', trailer: 'x-big' });
+    res.write('body before the trailers');
+    res.addTrailers({ 'x-big': 'a'.repeat(20_000) });
     res.end();
   },
 };
@@ -319,6 +331,46 @@ test('byte cap: a declared length over the cap is refused before reading; a chun
     t.is(head.type, 'response', 'HEAD: Content-Length describes a body that is not sent');
   } finally {
     await up.close();
+  }
+});
+
+test('headers over the header limit refuse the answer (400 BCK.ROUTER.0001 naming the limit), not a 502', async (t) => {
+  const up = upstream();
+  try {
+    const under = await up.request({ url: `${base}/big-header?n=${8 * 1024}` });
+    t.is(under.type, 'response', 'a header well under the default 16 KiB passes');
+
+    const started = Date.now();
+    const over = await up.request({ url: `${base}/big-header?n=${1024 * 1024}` });
+    t.deepEqual(over, { type: 'refused', reason: headersTooLarge(16 * 1024) });
+    t.true(Date.now() - started < 3000);
+    const e = upstreamAppError(over as { type: 'refused'; reason: string });
+    t.is(e.httpStatus, 400);
+    t.is(e.code, 'BCK.ROUTER.0001');
+    t.is(e.details, "the merchant's response headers exceed 16384 bytes");
+
+    const s = await up.stream({ url: `${base}/big-header?n=20000` });
+    t.deepEqual(s, { type: 'refused', reason: headersTooLarge(16 * 1024) }, 'stream() the same');
+
+    // Trailers count against the same limit; undici reports them on the body, after the status was relayed.
+    const trailer = await up.stream({ url: `${base}/big-trailer` });
+    t.is(trailer.type, 'response');
+    if (trailer.type !== 'response') return;
+    const err = await t.throwsAsync(async () => {
+      for await (const _ of trailer.body) {
+        // drain
+      }
+    });
+    t.true(err instanceof UpstreamStreamError);
+    if (err instanceof UpstreamStreamError) t.deepEqual(err.outcome, { type: 'refused', reason: headersTooLarge(16 * 1024) });
+  } finally {
+    await up.close();
+  }
+  const small = upstream({ maxHeaderBytes: 1024 });
+  try {
+    t.deepEqual(await small.request({ url: `${base}/big-header?n=2000` }), { type: 'refused', reason: headersTooLarge(1024) }, 'the configured limit is the one applied and named');
+  } finally {
+    await small.close();
   }
 });
 
@@ -628,6 +680,7 @@ test('https: SNI and certificate checked against the name while connecting to th
 
 test('options are validated when the upstream is created', (t) => {
   t.throws(() => createUpstream({ allowPrivate: false, maxBodyBytes: 0 }), { message: /maxBodyBytes/ });
+  t.throws(() => createUpstream({ allowPrivate: false, maxHeaderBytes: 0.5 }), { message: /maxHeaderBytes/ });
   t.throws(() => createUpstream({ allowPrivate: false, connectTimeoutMs: -1, maxTotalMs: 1.5 }), {
     message: /connectTimeoutMs.*maxTotalMs/,
   });

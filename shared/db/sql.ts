@@ -25,9 +25,10 @@ export interface SqlRunner {
   /**
    * Runs `work` in one transaction (SQLite: BEGIN IMMEDIATE, DESIGN §4) and commits, or rolls back if it throws.
    * `work` must only run statements on `tx`: no other I/O, and no nested `transaction()` (it would wait for
-   * the lock the caller holds).
+   * the lock the caller holds). Transactions given the same `serializeOn` key (e.g. the delegation they
+   * charge) run one after another in this process (see postgresRunner).
    */
-  transaction<T>(work: (tx: SqlTx) => Promise<T>): Promise<T>;
+  transaction<T>(work: (tx: SqlTx) => Promise<T>, opts?: { serializeOn?: string }): Promise<T>;
 }
 
 /** A 64-bit column value read by `SqlTx.all`. */
@@ -189,27 +190,46 @@ export function postgresRunner(pool: Pool): SqlRunner {
     },
     all: async (sql, params = []) => (await client.query<SqlRow>({ ...named(sql), values: [...params] })).rows,
   });
+  const run = async <T>(work: (tx: SqlTx) => Promise<T>): Promise<T> => {
+    const client = await pool.connect();
+    let broken: unknown;
+    try {
+      await client.query('BEGIN');
+      try {
+        const result = await work(txOf(client));
+        await client.query('COMMIT');
+        return result;
+      } catch (err) {
+        await client.query('ROLLBACK').catch((e: unknown) => {
+          broken = e;
+        });
+        throw err;
+      }
+    } finally {
+      // A connection whose ROLLBACK failed is in an unknown state: the pool discards it.
+      client.release(broken instanceof Error ? broken : undefined);
+    }
+  };
+  // Transactions on one hot row (one delegation) serialise on its row lock anyway. Queued here, they wait
+  // without holding a pool connection, so a burst on one delegation cannot take every connection and stall
+  // other users' payments behind its lock.
+  const tails = new Map<string, Promise<unknown>>();
   return {
     dialect: 'postgresql',
-    async transaction(work) {
-      const client = await pool.connect();
-      let broken: unknown;
-      try {
-        await client.query('BEGIN');
-        try {
-          const result = await work(txOf(client));
-          await client.query('COMMIT');
-          return result;
-        } catch (err) {
-          await client.query('ROLLBACK').catch((e: unknown) => {
-            broken = e;
-          });
-          throw err;
-        }
-      } finally {
-        // A connection whose ROLLBACK failed is in an unknown state: the pool discards it.
-        client.release(broken instanceof Error ? broken : undefined);
-      }
+    transaction<T>(work: (tx: SqlTx) => Promise<T>, opts: { serializeOn?: string } = {}): Promise<T> {
+      const key = opts.serializeOn;
+      if (key === undefined) return run(work);
+      const previous = tails.get(key) ?? Promise.resolve();
+      const mine = previous.then(
+        () => run(work),
+        () => run(work),
+      );
+      const tail = mine.catch(() => undefined);
+      tails.set(key, tail);
+      void tail.then(() => {
+        if (tails.get(key) === tail) tails.delete(key);
+      });
+      return mine;
     },
   };
 }

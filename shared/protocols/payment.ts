@@ -19,6 +19,7 @@ import {
   chooseX402Option,
   decodePaymentRequiredV1,
   decodePaymentRequiredV2,
+  decodePaymentRequiredV2Value,
   x402Authorization,
 } from './x402.js';
 import type { Extensions, ResourceInfo } from './x402-schemas.js';
@@ -28,6 +29,11 @@ export interface UpstreamAnswer {
   readonly header: (name: string) => string | undefined;
   /** The 402 body as text, when read (x402 v1 puts its requirements there). */
   readonly body?: string | undefined;
+  /**
+   * The x402 v2 PaymentRequired object already parsed from JSON (mode A receives it in the request body): used
+   * instead of the `PAYMENT-REQUIRED` header, which saves a base64 and JSON round trip. Still untrusted input.
+   */
+  readonly paymentRequired?: unknown;
 }
 
 export interface PaymentChooseOptions extends X402ChooseOptions {
@@ -51,9 +57,9 @@ export type PaymentChoice =
 type Attempt = PaymentChoice | NoChoice | undefined;
 
 function x402Attempt(answer: UpstreamAnswer, o: PaymentChooseOptions): Attempt {
-  const header = answer.header(X402Headers.paymentRequired);
-  if (header !== undefined) {
-    const pr = decodePaymentRequiredV2(header);
+  const header = answer.paymentRequired === undefined ? answer.header(X402Headers.paymentRequired) : undefined;
+  if (answer.paymentRequired !== undefined || header !== undefined) {
+    const pr = header === undefined ? decodePaymentRequiredV2Value(answer.paymentRequired) : decodePaymentRequiredV2(header);
     if (pr.type === 'invalid') return malformed(pr.reason);
     const choice = chooseX402Option(pr.value.accepts, o);
     if (choice.type === 'none') return choice;

@@ -56,6 +56,10 @@ function inDelegationCurrency(rc: RouterContext, delegation: DelegationRow, answ
     if (kept.length === 0 || kept.length === value.accepts.length) return undefined;
     return { ...value, accepts: kept };
   };
+  if (answer.paymentRequired !== undefined) {
+    const n = narrowed(answer.paymentRequired);
+    return n === undefined ? answer : { ...answer, paymentRequired: n };
+  }
   const header = answer.header('PAYMENT-REQUIRED');
   let required: string | undefined = header;
   if (header !== undefined) {

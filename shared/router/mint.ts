@@ -2,7 +2,6 @@
 // (DESIGN §7: steps 1, 3, 5-7 without calling the merchant).
 import type { Principal } from '../accounts/api-keys.js';
 import { AppError } from '../errors/app-error.js';
-import { encodeBase64 } from '../protocols/encoding.js';
 import type { UpstreamAnswer } from '../protocols/payment.js';
 import { chooseFromAnswer } from './choose.js';
 import type { RouterContext } from './context.js';
@@ -23,10 +22,11 @@ function answerOf(body: MintBody): UpstreamAnswer {
   }
   if (!Array.isArray(t.accepts)) throw new AppError('BCK.ROUTER.0001', 'target.accepts is required for x402');
   if (t.x402Version === 1) return { header: () => undefined, body: JSON.stringify({ x402Version: 1, accepts: t.accepts }) };
-  const required = encodeBase64(
-    JSON.stringify({ x402Version: 2, accepts: t.accepts, resource: t.resource, extensions: t.extensions }),
-  );
-  return { header: (n) => (n.toLowerCase() === 'payment-required' ? required : undefined) };
+  // As the PAYMENT-REQUIRED header would decode: only the keys the caller sent.
+  const required: Record<string, unknown> = { x402Version: 2, accepts: t.accepts };
+  if (t.resource !== undefined) required.resource = t.resource;
+  if (t.extensions !== undefined) required.extensions = t.extensions;
+  return { header: () => undefined, paymentRequired: required };
 }
 
 export async function mintCredential(rc: RouterContext, principal: Principal, body: MintBody) {

@@ -119,7 +119,7 @@ export async function issuePayment(rc: RouterContext, req: PayRequest): Promise<
       } catch (err) {
         throw err instanceof InsufficientFunds ? new Refused('funds') : err;
       }
-    });
+    }, { serializeOn: buyer }); // the buyer's balance and delegation rows: every payment of theirs locks them
   } catch (err) {
     if (isUniqueViolation(err) && req.requestId !== undefined) {
       throw duplicateError((await paymentIdOf(ctx, req.principal.userId, req.requestId)) ?? '');
@@ -174,7 +174,7 @@ export async function finishPayment(
         }
       }
       await updatePaymentIn(tx, row.id, 'Issued', { status, txHash, failureReason, feeStatus }, now);
-    });
+    }, { serializeOn: buyer });
   const ok = answer.status >= 200 && answer.status < 300;
   try {
     await settle(ok);

@@ -5,6 +5,8 @@ import { uuidv7 } from '../ids.js';
 import type { ServiceContext } from '../context.js';
 import { TokenBalance } from '../db/entities/index.js';
 import type { SqlTx, SqlValue } from '../db/sql.js';
+import { AppError } from '../errors/app-error.js';
+import { MAX_INT64 } from '../money.js';
 
 /** Counter-account of faucet credits: it may go negative, so the journal still sums to zero. */
 export const FAUCET_ACCOUNT = 'faucet';
@@ -42,12 +44,20 @@ async function debit(tx: SqlTx, address: string, asset: string, amount: bigint, 
   if (n !== 1) throw new InsufficientFunds(address, asset);
 }
 
+/**
+ * Adds `amount` (negative for the faucet and card pseudo-accounts) to a balance. The ON CONFLICT branch refuses a
+ * sum outside the 64-bit range instead of letting it overflow (PostgreSQL: an error, a 500; SQLite: silently a
+ * float). The bound is computed on the side that cannot overflow, inside a CASE so only that side is evaluated.
+ */
 async function credit(tx: SqlTx, address: string, asset: string, amount: bigint, now: Date): Promise<void> {
-  await tx.run(
+  const n = await tx.run(
     `insert into token_balance (address, asset, balance, updated_at) values (?, ?, ?, ?)
-     on conflict (address, asset) do update set balance = token_balance.balance + excluded.balance, updated_at = excluded.updated_at`,
+     on conflict (address, asset) do update set balance = token_balance.balance + excluded.balance, updated_at = excluded.updated_at
+     where case when excluded.balance >= 0 then token_balance.balance <= ${MAX_INT64} - excluded.balance
+                else token_balance.balance >= -${MAX_INT64} - excluded.balance end`,
     [address, asset, amount, now],
   );
+  if (n !== 1) throw new AppError('BCK.HTTP.0400', `the balance of ${address} would leave the 64-bit range`);
 }
 
 const JOURNAL_COLUMNS = 'insert into token_ledger (id, tx_id, address, asset, delta, kind, reference, created_at) values ';

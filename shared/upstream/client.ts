@@ -78,6 +78,7 @@ export function createUpstream(opts: UpstreamOptions): Upstream {
     keepAliveTimeout: KEEP_ALIVE_MS,
     headersTimeout: limits.headersTimeoutMs,
     bodyTimeout: limits.bodyTimeoutMs,
+    maxHeaderSize: limits.maxHeaderBytes,
   });
 
   async function stream(req: UpstreamRequest): Promise<UpstreamStreamResult> {
@@ -134,7 +135,7 @@ export function createUpstream(opts: UpstreamOptions): Upstream {
       answer = await Promise.race([pending, aborted]);
     } catch (err) {
       release();
-      return outcomeOf(err);
+      return outcomeOf(err, limits);
     }
 
     const declared = Number(answer.headers['content-length']);
@@ -147,7 +148,7 @@ export function createUpstream(opts: UpstreamOptions): Upstream {
       type: 'response',
       status: answer.statusCode,
       headers: scrubResponseHeaders(answer.headers),
-      body: guardBody(answer.body, { maxBytes, onDone: release }),
+      body: guardBody(answer.body, { maxBytes, maxHeaderBytes: limits.maxHeaderBytes, onDone: release }),
     };
   }
 
@@ -157,7 +158,7 @@ export function createUpstream(opts: UpstreamOptions): Upstream {
     try {
       return { ...result, body: await collectBody(result.body) };
     } catch (err) {
-      return outcomeOf(err);
+      return outcomeOf(err, limits);
     }
   }
 

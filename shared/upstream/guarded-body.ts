@@ -1,11 +1,12 @@
 // The merchant's answer body as we hand it on: the same bytes, cut off with a typed error when the byte cap is
-// passed or when undici reports the idle timeout, the total budget or an abort. Backpressure is kept: when our
-// reader is slow the upstream socket is paused (and a paused socket does not count as idle).
+// passed or when undici reports the idle timeout, the total budget, an abort or a trailer section over the header
+// limit. Backpressure is kept: when our reader is slow the upstream socket is paused (and a paused socket does not
+// count as idle).
 import { Readable } from 'node:stream';
 import { UpstreamStreamError, outcomeOf } from './outcomes.js';
 import { REASON } from './reasons.js';
 
-export function guardBody(source: Readable, opts: { maxBytes: number; onDone: () => void }): Readable {
+export function guardBody(source: Readable, opts: { maxBytes: number; maxHeaderBytes: number; onDone: () => void }): Readable {
   let seen = 0;
   let done = false;
   const finish = (): void => {
@@ -39,7 +40,7 @@ export function guardBody(source: Readable, opts: { maxBytes: number; onDone: ()
     finish();
   });
   source.on('error', (err) => {
-    guarded.destroy(new UpstreamStreamError(outcomeOf(err)));
+    guarded.destroy(new UpstreamStreamError(outcomeOf(err, opts)));
   });
   return guarded;
 }

@@ -18,7 +18,7 @@ export {
 } from './headers.js';
 export { type UpstreamLimits, UpstreamLimitsSchema } from './limits.js';
 export { type Failed, type Refused, UpstreamStreamError } from './outcomes.js';
-export { type FailureReason, REASON } from './reasons.js';
+export { type FailureReason, REASON, headersTooLarge } from './reasons.js';
 export { type ResolvedAddress, type Resolver, systemResolver } from './resolver.js';
 export { upstreamAppError } from './to-app-error.js';
 export { MAX_URL_LENGTH, type TargetUrl, parseTargetUrl } from './url-policy.js';

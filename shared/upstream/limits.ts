@@ -16,6 +16,12 @@ export const UpstreamLimitsSchema = z.object({
   maxBodyBytes: z.number().int().positive().default(100 * 1024 * 1024),
   /** The whole exchange, body included (ROUTER_STREAM_MAX_MS). Default 5 min. */
   maxTotalMs: positiveMs.default(300_000),
+  /** Largest header section (and trailer section) of an answer, names and values counted (undici's
+   *  `maxHeaderSize`). Default 16 KiB, undici's and Node's own default: pinned here rather than inherited from
+   *  `--max-http-header-size`, which also governs our inbound servers, so the limit and the refusal that names it
+   *  cannot drift apart. A base64 x402 PAYMENT-REQUIRED header spends ~300 bytes an option (measured), so ~50
+   *  options fit; a merchant sending more is refused, and undici stops reading at the limit. Not a ROUTER_* setting. */
+  maxHeaderBytes: z.number().int().positive().default(16 * 1024),
 });
 
 export type UpstreamLimits = z.output<typeof UpstreamLimitsSchema>;

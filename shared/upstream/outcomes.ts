@@ -1,9 +1,10 @@
 // How an outbound call can end without a usable answer, and the one function that turns any thrown value into
 // such an outcome. Nothing from an exception (message, stack, internal address) reaches the caller: the reasons
 // are ours (reasons.ts) or the policy's own text.
-import { type FailureReason, REASON } from './reasons.js';
+import type { UpstreamLimits } from './limits.js';
+import { type FailureReason, REASON, headersTooLarge } from './reasons.js';
 
-/** Policy said no: nothing was sent (or, for an oversized answer, nothing more is read). Maps to 400. */
+/** Policy said no: nothing was sent (or, for an answer over a byte or header limit, nothing more is read). Maps to 400. */
 export type Refused = { type: 'refused'; reason: string };
 /** The merchant could not be reached or did not answer in time. A retry may help. */
 export type Failed = { type: 'failed'; reason: FailureReason };
@@ -57,15 +58,14 @@ const FAILURE_BY_CODE: Readonly<Record<string, FailureReason>> = {
   UND_ERR_DESTROYED: REASON.connectionReset,
   ENOTFOUND: REASON.nameResolution,
   EAI_AGAIN: REASON.nameResolution,
-  UND_ERR_HEADERS_OVERFLOW: REASON.invalidResponse,
   UND_ERR_RES_CONTENT_LENGTH_MISMATCH: REASON.invalidResponse,
   UND_ERR_ABORTED: REASON.aborted,
   UND_ERR_ABORT: REASON.aborted,
   ABORT_ERR: REASON.aborted,
 };
 
-/** Any thrown value as an outcome. Never throws. */
-export function outcomeOf(err: unknown): Refused | Failed {
+/** Any thrown value as an outcome. Never throws. `limits` are the ones the call ran under, named in refusals. */
+export function outcomeOf(err: unknown, limits: Pick<UpstreamLimits, 'maxHeaderBytes'>): Refused | Failed {
   if (err instanceof UpstreamStreamError) return err.outcome;
   if (err instanceof UpstreamRefusedError) return { type: 'refused', reason: err.reason };
   if (err instanceof UpstreamFailedError) return { type: 'failed', reason: err.reason };
@@ -74,6 +74,10 @@ export function outcomeOf(err: unknown): Refused | Failed {
   if (code === 'UND_ERR_INVALID_ARG' || code === 'UND_ERR_NOT_SUPPORTED') {
     return { type: 'refused', reason: 'the request cannot be sent upstream (invalid method, header or body)' };
   }
+  // undici's answer to a header (or trailer) section over maxHeaderSize, raised while parsing (observed with
+  // undici 7: the request rejects, or the body errors for trailers). The merchant will send the same headers
+  // again, so this refuses its answer (400) rather than reporting a retryable gateway failure (502).
+  if (code === 'UND_ERR_HEADERS_OVERFLOW') return { type: 'refused', reason: headersTooLarge(limits.maxHeaderBytes) };
   const known = FAILURE_BY_CODE[code];
   if (known !== undefined) return { type: 'failed', reason: known };
   if (code.startsWith('HPE_')) return { type: 'failed', reason: REASON.invalidResponse };

@@ -25,3 +25,12 @@ export const REASON = {
 } as const;
 
 export type FailureReason = (typeof REASON)[keyof typeof REASON];
+
+/**
+ * The answer's header (or trailer) section passed the client's header limit. A refusal of the merchant's answer,
+ * like an oversized body: the same request gets the same answer, so it is not a gateway failure. The limit is
+ * named so the caller can tell the merchant what to fix.
+ */
+export function headersTooLarge(maxHeaderBytes: number): string {
+  return `the merchant's response headers exceed ${maxHeaderBytes} bytes`;
+}

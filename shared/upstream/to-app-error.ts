@@ -1,6 +1,8 @@
 // How an outbound call that ended without an answer reaches the wire (DESIGN §7): a policy refusal is the
-// caller's request being unroutable (400 BCK.ROUTER.0001, the reason in details); a failure to reach the merchant
-// is a bad gateway (502, retryable). Reasons are ours, never exception text, so they are safe to show.
+// caller's request being unroutable, or the merchant's answer being one we will not take (body or headers over a
+// limit): 400 BCK.ROUTER.0001, the reason in details, since sending it again meets the same answer. A failure to
+// reach the merchant is a bad gateway (502, retryable). Reasons are ours, never exception text, so they are safe
+// to show.
 import { AppError } from '../errors/app-error.js';
 import type { Failed, Refused } from './outcomes.js';
 
