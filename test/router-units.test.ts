@@ -84,6 +84,22 @@ test('in-process claims and the per-user limiter', async (t) => {
   claims.release('w', 'r2');
   if (waiting.type === 'held') t.is(await waiting.paymentId, undefined);
   t.is(claims.tryClaim('w', 'r2').type, 'claimed');
+  // announce: duplicates learn the paymentId at once; a refusal still frees the requestId; assign keeps it.
+  t.is(claims.tryClaim('x', 'r3').type, 'claimed');
+  const early = claims.tryClaim('x', 'r3');
+  claims.announce('x', 'r3', 'pay-3');
+  if (early.type === 'held') t.is(await early.paymentId, 'pay-3');
+  else t.fail('a claimed requestId must be held');
+  const meanwhile = claims.tryClaim('x', 'r3');
+  if (meanwhile.type === 'held') t.is(await meanwhile.paymentId, 'pay-3');
+  else t.fail('an announced requestId must be held');
+  claims.release('x', 'r3');
+  t.is(claims.tryClaim('x', 'r3').type, 'claimed', 'refused after the announcement: the requestId may be retried');
+  claims.announce('x', 'r3', 'pay-4');
+  claims.assign('x', 'r3', 'pay-4');
+  const spent = claims.tryClaim('x', 'r3');
+  if (spent.type === 'held') t.is(await spent.paymentId, 'pay-4');
+  else t.fail('a spent requestId stays held');
   const limiter = createConcurrencyLimiter(2);
   const a = limiter.acquire('u');
   const b = limiter.acquire('u');

@@ -1,12 +1,17 @@
 import type { IncomingMessage } from 'node:http';
 import { AppError } from '../../shared/errors/app-error.js';
 
+const EMPTY = Buffer.alloc(0);
+
 /** Buffers a request body up to `limit` bytes; beyond it, 413 (and the rest is not read). */
 export async function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   const declared = Number(req.headers['content-length'] ?? '0');
   if (Number.isFinite(declared) && declared > limit) {
     throw new AppError('BCK.HTTP.0413', `request body exceeds ${limit} bytes`);
   }
+  // RFC 9112 §6.3: a request with neither Content-Length nor Transfer-Encoding has no body (most GETs): skip
+  // the stream machinery (an async iterator per request).
+  if (declared === 0 && req.headers['transfer-encoding'] === undefined) return EMPTY;
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req) {

@@ -80,7 +80,7 @@ export function streamRoutes(table: RouteTable, rc: RouterContext): void {
     const release = rc.limiter.acquire(principal.userId);
     if (release === undefined) throw new AppError('BCK.ROUTER.0007', 'too many router calls in flight for this user');
     try {
-      await withClaim(rc, principal, h['x-router-request-id'], async (assign) => {
+      await withClaim(rc, principal, h['x-router-request-id'], async (claim) => {
         const body = await readBody(req, rc.ctx.config.ROUTER_MAX_REQUEST_BYTES);
         const call = {
           url: h['x-router-target-url'],
@@ -106,7 +106,7 @@ export function streamRoutes(table: RouteTable, rc: RouterContext): void {
             mode: 'proxy',
             requestId: h['x-router-request-id'],
             resourceUrl: call.url,
-            assign,
+            claim,
           },
           (credential) => rc.upstream.stream({ ...call, credential }),
         );

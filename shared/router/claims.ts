@@ -14,20 +14,26 @@ export type ClaimAttempt = { type: 'claimed' } | { type: 'held'; paymentId: Prom
 
 export interface ClaimStore {
   tryClaim(userId: string, requestId: string): ClaimAttempt;
-  /** The durable claim is in: duplicates may now be told the paymentId. */
+  /** The paymentId is known (issuance under way): duplicates are told it at once; the claim stays in flight. */
+  announce(userId: string, requestId: string, paymentId: string): void;
+  /** Signed and recorded: the requestId is spent; duplicates are told the paymentId until the claim expires. */
   assign(userId: string, requestId: string, paymentId: string): void;
   /** Refused before signing: the requestId may be retried. */
   release(userId: string, requestId: string): void;
 }
 
 export function createClaimStore(opts: { max?: number; ttlMs?: number } = {}): ClaimStore {
-  // Bounded: a claim outlives its request only until the TTL; the database decides after that.
-  const held = new LRUCache<string, Entry>({ max: opts.max ?? 100_000, ttl: opts.ttlMs ?? 10 * 60_000 });
+  // In flight: a plain Map, bounded by the per-user concurrency limit (every entry belongs to a running request,
+  // which removes or keeps it when it ends). Kept claims (signed, so spent): a bounded LRU whose entries outlive
+  // their request until the TTL; the database's unique key decides after that. A free call never reaches the
+  // LRU: its claim is set and deleted in the Map (an LRU delete with TTL costs ~4% of the relay's CPU).
+  const inFlight = new Map<string, Entry>();
+  const kept = new LRUCache<string, Entry>({ max: opts.max ?? 100_000, ttl: opts.ttlMs ?? 10 * 60_000 });
   const key = (u: string, r: string) => `${u}\u0000${r}`;
   return {
     tryClaim(userId, requestId) {
       const k = key(userId, requestId);
-      const existing = held.get(k);
+      const existing = inFlight.get(k) ?? kept.get(k);
       if (existing !== undefined) {
         return { type: 'held', paymentId: existing.paymentId !== undefined ? Promise.resolve(existing.paymentId) : existing.known };
       }
@@ -35,19 +41,38 @@ export function createClaimStore(opts: { max?: number; ttlMs?: number } = {}): C
       const known = new Promise<string | undefined>((resolve) => {
         settle = resolve;
       });
-      held.set(k, { paymentId: undefined, settle, known });
+      inFlight.set(k, { paymentId: undefined, settle, known });
       return { type: 'claimed' };
     },
-    assign(userId, requestId, paymentId) {
-      const e = held.get(key(userId, requestId));
+    announce(userId, requestId, paymentId) {
+      const e = inFlight.get(key(userId, requestId));
       if (e === undefined) return;
       e.paymentId = paymentId;
       e.settle(paymentId);
     },
+    assign(userId, requestId, paymentId) {
+      const k = key(userId, requestId);
+      const e = inFlight.get(k) ?? kept.get(k);
+      if (e === undefined) return;
+      e.paymentId = paymentId;
+      e.settle(paymentId);
+      // Spent: from now on the claim outlives the request.
+      inFlight.delete(k);
+      kept.set(k, e);
+    },
     release(userId, requestId) {
       const k = key(userId, requestId);
-      held.get(k)?.settle(undefined);
-      held.delete(k);
+      const e = inFlight.get(k);
+      if (e !== undefined) {
+        inFlight.delete(k);
+      } else {
+        const held = kept.get(k);
+        if (held === undefined) return;
+        kept.delete(k);
+        held.settle(undefined);
+        return;
+      }
+      e.settle(undefined);
     },
   };
 }

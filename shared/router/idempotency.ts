@@ -5,6 +5,12 @@ import { duplicateError } from './payments.js';
 
 const WAIT_FOR_PAYMENT_ID_MS = 10_000;
 
+/** What a claimed request tells the claim store: its paymentId once chosen, and that it was signed (spent). */
+export interface ClaimHandle {
+  announce(paymentId: string): void;
+  spent(paymentId: string): void;
+}
+
 /**
  * Runs `work` under the in-process claim of (user, requestId). A duplicate gets 409 BCK.ROUTER.0002 naming the
  * first request's paymentId; refusals before signing give the claim back.
@@ -13,9 +19,9 @@ export async function withClaim<T>(
   rc: RouterContext,
   principal: Principal,
   requestId: string | undefined,
-  work: (assign: (paymentId: string) => void) => Promise<T>,
+  work: (claim: ClaimHandle) => Promise<T>,
 ): Promise<T> {
-  if (requestId === undefined) return work(() => {});
+  if (requestId === undefined) return work({ announce: () => {}, spent: () => {} });
   const attempt = rc.claims.tryClaim(principal.userId, requestId);
   if (attempt.type === 'held') {
     const timeout = new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), WAIT_FOR_PAYMENT_ID_MS).unref());
@@ -25,10 +31,16 @@ export async function withClaim<T>(
   }
   let assigned = false;
   try {
-    return await work((paymentId) => {
-      assigned = true;
-      rc.claims.assign(principal.userId, requestId, paymentId);
+    const result = await work({
+      announce: (paymentId) => rc.claims.announce(principal.userId, requestId, paymentId),
+      spent: (paymentId) => {
+        assigned = true;
+        rc.claims.assign(principal.userId, requestId, paymentId);
+      },
     });
+    // Nothing was paid (a free call): the claim ends with the request.
+    if (!assigned) rc.claims.release(principal.userId, requestId);
+    return result;
   } catch (err) {
     // Another process won the durable claim: tell this process's waiting duplicates its paymentId too.
     if (err instanceof AppError && err.code === 'BCK.ROUTER.0002' && typeof err.params.paymentId === 'string' && !assigned) {

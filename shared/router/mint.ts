@@ -31,7 +31,7 @@ function answerOf(body: MintBody): UpstreamAnswer {
 
 export async function mintCredential(rc: RouterContext, principal: Principal, body: MintBody) {
   const answer = answerOf(body);
-  return withClaim(rc, principal, body.requestId, async (assign) => {
+  return withClaim(rc, principal, body.requestId, async (claim) => {
     const delegation = await spendableDelegation(rc, principal, body.delegationId);
     const choice = chooseFromAnswer(rc, delegation, answer);
     if (choice.type !== body.protocol) throw new AppError('BCK.ROUTER.0001', `target is not a fundable ${body.protocol} offer`);
@@ -42,7 +42,7 @@ export async function mintCredential(rc: RouterContext, principal: Principal, bo
       mode: 'credential',
       requestId: body.requestId,
       resourceUrl: body.resourceUrl,
-      onClaimed: assign,
+      claim,
     });
     return {
       paymentId: issued.paymentId,

@@ -5,6 +5,7 @@ import type { UpstreamAnswer } from '../protocols/payment.js';
 import { type Failed, type OutgoingHeaders, type Refused, upstreamAppError } from '../upstream/index.js';
 import { chooseFromAnswer } from './choose.js';
 import type { RouterContext } from './context.js';
+import type { ClaimHandle } from './idempotency.js';
 import { spendableDelegation } from './delegation-snapshot.js';
 import { outcomeOf } from './outcome.js';
 import { type IssuedPayment, finishPayment, issuePayment } from './pay.js';
@@ -25,7 +26,7 @@ export async function payAndResend<B>(
     mode: 'route' | 'proxy';
     requestId: string;
     resourceUrl: string;
-    assign: (paymentId: string) => void;
+    claim: ClaimHandle;
   },
   resend: (
     credential: ReturnType<typeof upstreamCredential>,
@@ -40,7 +41,7 @@ export async function payAndResend<B>(
     mode: args.mode,
     requestId: args.requestId,
     resourceUrl: args.resourceUrl,
-    onClaimed: args.assign,
+    claim: args.claim,
   });
   // Step 7: from here on the requestId is spent.
   const response = await resend(upstreamCredential(issued.credential.credential));

@@ -11,6 +11,7 @@ import { AppError } from '../errors/app-error.js';
 import { type PaymentChoice, type PaymentCredential, buildPaymentCredential } from '../protocols/payment.js';
 import { InsufficientFunds, type Movement, applyMovements } from '../settlement/token-ledger.js';
 import type { RouterContext } from './context.js';
+import type { ClaimHandle } from './idempotency.js';
 import { type Fees, computeFees } from './fees.js';
 import { duplicateError, insertPaymentIn, paymentIdOf, updatePaymentIn } from './payments.js';
 
@@ -23,8 +24,8 @@ export interface PayRequest {
   readonly mode: 'credential' | 'route' | 'proxy';
   readonly requestId: string | undefined;
   readonly resourceUrl: string | undefined;
-  /** Told the paymentId once the durable claim is in (in-process duplicates can then name it). */
-  readonly onClaimed?: ((paymentId: string) => void) | undefined;
+  /** The in-process claim: told the paymentId before the issuance transaction, and that it committed. */
+  readonly claim?: ClaimHandle | undefined;
 }
 
 export interface IssuedPayment {
@@ -109,6 +110,9 @@ export async function issuePayment(rc: RouterContext, req: PayRequest): Promise<
   try {
     await ctx.db.sql.transaction(async (tx) => {
       await insertPaymentIn(tx, row, now);
+      // The unique (user, requestId) key is ours now (another process's insert waits for our outcome): in-process
+      // duplicates are answered with this paymentId from here on. A refusal below still gives the claim back.
+      req.claim?.announce(paymentId);
       // The cap is checked before the balance: a charge the delegation could not take anyway is a 0003.
       const charge = { delegationId: req.delegation.id, userId: req.principal.userId, amountCents: fees.capChargedCents };
       if ((await reserveIn(tx, { ...charge, reference: paymentId, description: `router ${req.mode} ${req.choice.type}` }, now)) === null) {
@@ -131,7 +135,7 @@ export async function issuePayment(rc: RouterContext, req: PayRequest): Promise<
     const reason = status === 'Active' ? 'delegation budget exceeded' : `delegation is ${status.toLowerCase()}`;
     throw new AppError('BCK.ROUTER.0003', reason, { delegationId: req.delegation.id });
   }
-  req.onClaimed?.(paymentId);
+  req.claim?.spent(paymentId);
   return { paymentId, credential, fees, row: { ...row, createdAt: now, updatedAt: now } };
 }
 

@@ -41,7 +41,7 @@ export async function routePaid(rc: RouterContext, principal: Principal, body: R
   const release = rc.limiter.acquire(principal.userId);
   if (release === undefined) throw new AppError('BCK.ROUTER.0007', 'too many router calls in flight for this user');
   try {
-    return await withClaim(rc, principal, body.requestId, async (assign) => {
+    return await withClaim(rc, principal, body.requestId, async (claim) => {
       const url = await targetUrl(rc, body);
       const headers: Record<string, string> = { ...(body.headers ?? {}) };
       let payload: string | undefined;
@@ -67,7 +67,7 @@ export async function routePaid(rc: RouterContext, principal: Principal, body: R
           requestId: body.requestId,
           // A slug's upstream is never shown, not even in the ledger: the record names the slug instead.
           resourceUrl: body.slug === undefined ? url : `slug:${body.slug}${body.path === undefined ? '' : `/${body.path.replace(/^\//, '')}`}`,
-          assign,
+          claim,
         },
         (credential) => rc.upstream.request({ ...call, credential }),
       );
