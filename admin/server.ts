@@ -3,6 +3,7 @@ import { createServer } from 'node:http';
 import { loadConfigOrExit } from '../config/index.js';
 import { ensureOperatorWallet } from '../shared/accounts/service-wallets.js';
 import { createContext } from '../shared/context.js';
+import { startCheckpointer } from '../shared/db/checkpointer.js';
 import { ensureSigningKey } from '../shared/keys/signing-keys.js';
 import { createLogger } from '../shared/log.js';
 import { onShutdown } from '../shared/shutdown.js';
@@ -13,6 +14,7 @@ const log = createLogger(config, 'admin');
 const ctx = await createContext(config, log, { migrate: process.env.PAYROUTE_SKIP_MIGRATE !== '1' });
 await ensureSigningKey(ctx);
 await ensureOperatorWallet(ctx);
+const stopCheckpointer = startCheckpointer(ctx.db, log);
 const { app } = buildAdminApp(ctx);
 const server = createServer(app.callback());
 server.keepAliveTimeout = 65_000;
@@ -24,6 +26,7 @@ server.listen(config.ADMIN_PORT, config.HOST, () => {
   process.stdout.write(`${JSON.stringify({ ready: 'admin', port })}\n`);
 });
 onShutdown(log, async () => {
+  stopCheckpointer();
   await new Promise<void>((resolve) => server.close(() => resolve()));
   server.closeAllConnections();
   await ctx.db.close();

@@ -19,7 +19,8 @@ import { buildRouterRoutes } from './routes/index.js';
 const config = loadConfigOrExit();
 const log = createLogger(config, 'proxy');
 // The proxy never migrates: `npm start`, the admin process or `npm run db:migrate` does.
-const ctx = await createContext(config, log);
+// SQLite: the admin process checkpoints the WAL (shared/db/checkpointer.ts); 8000 pages (~32 MiB) only if it stops.
+const ctx = await createContext(config, log, { walAutocheckpointPages: 8000 });
 const auth = createAuthenticator(ctx);
 const relay = createAdminRelay(config.adminUrl);
 const upstream = createUpstream({

@@ -15,13 +15,13 @@ export interface ServiceContext {
 export async function createContext(
   config: Config,
   log: Logger,
-  opts: { migrate?: boolean } = {},
+  opts: { migrate?: boolean; walAutocheckpointPages?: number } = {},
 ): Promise<ServiceContext> {
   const { key, generated } = resolveSecretsKey(config.SECRETS_KEY, config.dataDir);
   if (generated) {
     log.warn({ dataDir: config.dataDir }, 'SECRETS_KEY is not set: using the generated key in DATA_DIR/secrets.key (sandbox only)');
   }
-  const db = await openDb(config.database);
+  const db = await openDb(config.database, { walAutocheckpointPages: opts.walAutocheckpointPages });
   if (opts.migrate === true) {
     const applied = await migrate(db);
     if (applied.length > 0) log.info({ applied }, 'migrations applied');

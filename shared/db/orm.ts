@@ -23,10 +23,26 @@ export interface Db {
   em(): Em;
   /** Hand-written SQL in short transactions, for the money hot paths (sql.ts). */
   readonly sql: SqlRunner;
+  /**
+   * SQLite: copies the WAL into the database file without blocking writers (PASSIVE) and reports the WAL's
+   * frames and how many are now in the database file; PostgreSQL: nothing (undefined).
+   */
+  checkpoint(): Promise<{ walFrames: number; checkpointed: number } | undefined>;
   close(): Promise<void>;
 }
 
-export async function openDb(database: Config['database'], opts: { debug?: boolean } = {}): Promise<Db> {
+export interface OpenDbOptions {
+  debug?: boolean;
+  /**
+   * SQLite: WAL pages after which a committing connection checkpoints itself (SQLite's default is 1000). The
+   * proxy raises it so the checkpoint (page copies and an fsync) runs in the admin process's checkpointer
+   * (checkpointer.ts) instead of inside a payment's COMMIT; the raised value still bounds the WAL if no
+   * checkpointer runs.
+   */
+  walAutocheckpointPages?: number | undefined;
+}
+
+export async function openDb(database: Config['database'], opts: OpenDbOptions = {}): Promise<Db> {
   const common = {
     entities,
     extensions: [Migrator],
@@ -37,6 +53,7 @@ export async function openDb(database: Config['database'], opts: { debug?: boole
   };
   let orm: Orm;
   let sql: SqlRunner;
+  let checkpoint: Db['checkpoint'] = async () => undefined;
   if (database.kind === 'sqlite') {
     mkdirSync(dirname(database.path), { recursive: true });
     orm = (await SqliteORM.init({
@@ -53,11 +70,18 @@ export async function openDb(database: Config['database'], opts: { debug?: boole
     // A 32 MiB page cache (default 2 MiB): index pages of the append-only journals stay in memory instead of
     // being read back from the file on every insert. Bounded, per connection.
     native.pragma('cache_size = -32768');
+    if (opts.walAutocheckpointPages !== undefined) native.pragma(`wal_autocheckpoint = ${Math.trunc(opts.walAutocheckpointPages)}`);
     const kysely = orm.em.getConnection().getClient();
     sql = sqliteRunner({
       native,
       exclusive: (fn) => kysely.connection().execute(() => fn()),
     });
+    // On the connection's lock, so never inside one of MikroORM's open transactions.
+    checkpoint = () =>
+      kysely.connection().execute(async () => {
+        const [r] = native.pragma('wal_checkpoint(PASSIVE)') as { log: number; checkpointed: number }[];
+        return { walFrames: r?.log ?? 0, checkpointed: r?.checkpointed ?? 0 };
+      });
   } else {
     orm = (await PostgresORM.init({
       ...common,
@@ -77,6 +101,7 @@ export async function openDb(database: Config['database'], opts: { debug?: boole
     orm,
     dialect: database.kind,
     sql,
+    checkpoint,
     em: () => orm.em.fork({ clear: true, useContext: false }),
     close: () => orm.close(true),
   };
