@@ -3,9 +3,12 @@
 // is refused with 400 BCK.ROUTER.0001, and a TCP listener on 127.0.0.1 (and [::1] when the machine has it) sees
 // no connection. A separate process cannot take an injected resolver, so only the forms refused by the URL and
 // literal-address policy are used here; test/upstream-ssrf.test.ts covers names that resolve to private addresses.
+// A second proxy of the same stack runs WITH ROUTER_ALLOW_PRIVATE_TARGETS=true (DESIGN §7: two instances for the
+// two behaviours): cloud metadata and link-local forms are still refused there, while loopback is reached.
 import { once } from 'node:events';
 import { type AddressInfo, type Server, createServer } from 'node:net';
 import test from 'ava';
+import { apiClient } from './support/http.js';
 import { forEachDb } from './support/matrix.js';
 import { createDelegation } from './support/router-fixtures.js';
 
@@ -119,6 +122,36 @@ const FORMS: string[] = [
   `dict://127.0.0.1:${P}/info`,
 ];
 
+/**
+ * Refused by a proxy started with ROUTER_ALLOW_PRIVATE_TARGETS=true too: instance metadata in the spellings the
+ * WHATWG parser normalises (decimal, hex, octal, short, full-width) and its IPv4-mapped / NAT64 / 6to4 forms, the
+ * other metadata endpoints, link-local, and the metadata names.
+ */
+const METADATA_FORMS: string[] = [
+  'http://169.254.169.254/latest/meta-data/',
+  `http://169.254.169.254:${P}/latest/meta-data/`,
+  'http://2852039166/latest/meta-data/',
+  'http://0xa9fea9fe/latest/meta-data/',
+  'http://0251.0376.0251.0376/latest/meta-data/',
+  'http://169.254.43518/latest/meta-data/',
+  'http://169.16689662/latest/meta-data/',
+  'http://169.254.169.254./latest/meta-data/',
+  'http://１６９.２５４.１６９.２５４/latest/meta-data/',
+  'http://[::ffff:169.254.169.254]/latest/meta-data/',
+  'http://[::ffff:a9fe:a9fe]/latest/meta-data/',
+  'http://[64:ff9b::a9fe:a9fe]/latest/meta-data/',
+  'http://[2002:a9fe:a9fe::]/latest/meta-data/',
+  'http://169.254.170.2/v2/credentials/',
+  'http://100.100.100.200/latest/meta-data/',
+  'http://1684301000/latest/meta-data/',
+  'http://[fd00:ec2::254]/latest/meta-data/',
+  'http://[fd20:ce::254]/computeMetadata/v1/',
+  'http://168.63.129.16/machine?comp=goalstate',
+  'http://169.254.1.1/',
+  'http://metadata.google.internal/computeMetadata/v1/',
+  'http://metadata/computeMetadata/v1/',
+];
+
 /** Header values are ByteStrings: forms with characters beyond Latin-1 go through /router/route only. */
 const headerSafe = (s: string) => /^[\x21-\x7e]+$/.test(s);
 
@@ -147,6 +180,49 @@ forEachDb(({ stack, test }) => {
     }
     t.is(accepted(), before, 'the loopback listener saw no connection');
     t.is((await u.api.get('/router/payments')).body.total, 0);
+  });
+
+  test(`ROUTER_ALLOW_PRIVATE_TARGETS=true: ${METADATA_FORMS.length} metadata forms still 400 BCK.ROUTER.0001; loopback reached`, async (t) => {
+    // A short connect timeout: a leak would try 169.254.169.254 and end as a 502, not hang the suite.
+    const open = await stack().spawn('proxy', { ROUTER_ALLOW_PRIVATE_TARGETS: 'true', ROUTER_CONNECT_TIMEOUT_MS: '2000' });
+    // Its own listener: the tests of this file run concurrently, and the one above counts the shared listener.
+    const own = await listen('127.0.0.1');
+    try {
+      const u = await stack().user();
+      const api = apiClient(`${open.url}/api/v1`, u.apiKey);
+      const delegationId = await createDelegation(u, 1000);
+      let n = 0;
+      for (const form of METADATA_FORMS) {
+        const url = form.replaceAll(P, String(own.port));
+        const r = await api.post('/router/route', { requestId: `meta-${++n}`, delegationId, url });
+        t.is(r.status, 400, `route ${url}: ${r.text}`);
+        t.is(r.body.code, 'BCK.ROUTER.0001', `route ${url}`);
+        t.regex(String(r.body.details), /metadata|link-local/, `route ${url}`);
+        t.regex(String(r.body.details), /not even with private targets allowed/, `route ${url}`);
+        if (!headerSafe(url)) continue;
+        const p = await api.call('GET', '/router/proxy', undefined, {
+          'x-router-target-url': url,
+          'x-router-delegation-id': delegationId,
+          'x-router-request-id': `meta-p-${++n}`,
+        });
+        t.is(p.status, 400, `proxy ${url}: ${p.text}`);
+        t.is(p.body.code, 'BCK.ROUTER.0001', `proxy ${url}`);
+      }
+      t.is(own.accepted, 0, 'the loopback listener saw no connection');
+
+      // Control, same proxy: loopback is reached (the listener's bare 402 offers nothing fundable, hence a 400
+      // naming why, but only after the probe connected).
+      for (const host of ['127.0.0.1', 'localhost']) {
+        const seen = own.accepted;
+        const r = await api.post('/router/route', { requestId: `meta-ctl-${++n}`, delegationId, url: `http://${host}:${own.port}/` });
+        t.not(r.status, 502, `${host}: ${r.text}`);
+        t.true(own.accepted > seen, `${host} reached the listener`);
+      }
+      t.is((await api.get('/router/payments')).body.total, 0);
+    } finally {
+      own.server.close();
+      await open.stop();
+    }
   });
 
   test('positive control: the listener is reachable from this test (it would have counted a leak)', async (t) => {

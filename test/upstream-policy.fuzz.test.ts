@@ -1,6 +1,7 @@
 // Property tests for the outbound policies (parsers of untrusted input): they never throw on hostile strings, every
-// spelling of a 127/8 address is refused, and the integer range tables agree with node:net's BlockList as an
-// independent reference. FUZZ_RUNS (default 1,000; 10,000 in `npm run test:fuzz`).
+// spelling of a 127/8 address is refused, every spelling of a cloud metadata or link-local address is refused even
+// with allowPrivate, and the integer range tables agree with node:net's BlockList as an independent reference.
+// FUZZ_RUNS (default 1,000; 10,000 in `npm run test:fuzz`).
 import { BlockList, isIP } from 'node:net';
 import test from 'ava';
 import fc from 'fast-check';
@@ -76,19 +77,36 @@ const spell = (value: number): fc.Arbitrary<string> =>
     `0x${value.toString(16).padStart(8, '0')}`,
   );
 
-/** Every numeric form of a 127/8 address: a.b.c.d, a.b.N16, a.N24, N32, each part in any base, maybe a trailing dot. */
+/** Every numeric form of a.b.c.d: a.b.c.d, a.b.N16, a.N24, N32, each part in any base. */
+const numericForm = (a: number, b: number, c: number, d: number): fc.Arbitrary<string> =>
+  fc.oneof(
+    fc.tuple(spell(a), spell(b), spell(c), spell(d)).map((p) => p.join('.')),
+    fc.tuple(spell(a), spell(b), spell(c * 256 + d)).map((p) => p.join('.')),
+    fc.tuple(spell(a), spell(b * 65536 + c * 256 + d)).map((p) => p.join('.')),
+    spell(a * 16777216 + b * 65536 + c * 256 + d),
+  );
+
+const octet = fc.integer({ min: 0, max: 255 });
+
+/** Every numeric form of a 127/8 address, maybe with a trailing dot. */
 const loopbackForm = fc
-  .tuple(fc.integer({ min: 0, max: 255 }), fc.integer({ min: 0, max: 255 }), fc.integer({ min: 0, max: 255 }))
-  .chain(([b, c, d]) => {
-    const dotted = `127.${b}.${c}.${d}`;
-    const forms = fc.oneof(
-      fc.tuple(spell(127), spell(b), spell(c), spell(d)).map((p) => p.join('.')),
-      fc.tuple(spell(127), spell(b), spell(c * 256 + d)).map((p) => p.join('.')),
-      fc.tuple(spell(127), spell(b * 65536 + c * 256 + d)).map((p) => p.join('.')),
-      spell(127 * 16777216 + b * 65536 + c * 256 + d),
-    );
-    return fc.tuple(forms, fc.boolean(), fc.constant(dotted));
-  });
+  .tuple(octet, octet, octet)
+  .chain(([b, c, d]) => fc.tuple(numericForm(127, b, c, d), fc.boolean(), fc.constant(`127.${b}.${c}.${d}`)));
+
+/**
+ * Addresses refused even with allowPrivate, as dotted quads: the metadata endpoints themselves (weighted, so every
+ * run sees them in many spellings), and any address of the link-local 169.254.0.0/16.
+ */
+const alwaysRefusedV4 = fc.oneof(
+  fc.constantFrom('169.254.169.254', '169.254.170.2', '169.254.170.23', '100.100.100.200', '168.63.129.16'),
+  fc.tuple(octet, octet).map(([c, d]) => `169.254.${c}.${d}`),
+);
+
+/** A numeric spelling of an always-refused address, with the dotted quad it must normalise to. */
+const alwaysRefusedForm = alwaysRefusedV4.chain((dotted) => {
+  const [a = 0, b = 0, c = 0, d = 0] = dotted.split('.').map(Number);
+  return fc.tuple(numericForm(a, b, c, d), fc.boolean(), fc.constant(dotted));
+});
 
 test('any IPv4 in 127/8, in any numeric form, is refused; with allowPrivate it normalises to the dotted quad', (t) => {
   fc.assert(
@@ -103,7 +121,45 @@ test('any IPv4 in 127/8, in any numeric form, is refused; with allowPrivate it n
   t.pass();
 });
 
+test('any spelling of a metadata or link-local IPv4 address is refused, with and without allowPrivate', (t) => {
+  fc.assert(
+    fc.property(alwaysRefusedForm, fc.option(fc.nat({ max: 65535 })), fc.boolean(), ([form, trailingDot, dotted], port, allowPrivate) => {
+      const url = `http://${form}${trailingDot ? '.' : ''}${port === null ? '' : `:${port}`}/latest/meta-data/`;
+      const r = parseTargetUrl(url, { allowPrivate });
+      // Refused under the normalised address, with a reason that says why even private mode does not open it.
+      return !r.ok && r.reason.startsWith(`the address ${dotted} is never a target`) && /metadata/.test(r.reason);
+    }),
+    { numRuns },
+  );
+  t.pass();
+});
+
 const hex16 = (n: number): string => n.toString(16);
+
+/** The IPv6 forms that carry an IPv4 address: mapped (both notations), NAT64 (both), 6to4, compatible, translated. */
+function ipv6Forms(ip: string): string[] {
+  const [a = 0, b = 0, c = 0, d = 0] = ip.split('.').map(Number);
+  const hi = hex16(a * 256 + b);
+  const lo = hex16(c * 256 + d);
+  return [`::ffff:${ip}`, `::ffff:${hi}:${lo}`, `64:ff9b::${ip}`, `64:ff9b::${hi}:${lo}`, `2002:${hi}:${lo}::1`, `::${hi}:${lo}`, `::ffff:0:${hi}:${lo}`];
+}
+
+test('IPv6 forms carrying a metadata or link-local IPv4 address are refused with allowPrivate, in both layers', async (t) => {
+  await fc.assert(
+    fc.asyncProperty(alwaysRefusedV4, async (ip) => {
+      for (const form of ipv6Forms(ip)) {
+        if (classifyIp(form, { allowPrivate: true }).allowed) return false;
+        if (parseTargetUrl(`http://[${form}]/`, { allowPrivate: true }).ok) return false;
+        const resolver = { lookup: async () => [{ address: form, family: 6 as const }] };
+        const r = await resolveChecked('carrier.example', { resolver, allowPrivate: true, timeoutMs: 1000 });
+        if (r.ok || r.kind !== 'refused') return false;
+      }
+      return true;
+    }),
+    { numRuns },
+  );
+  t.pass();
+});
 test('IPv6 forms that embed a 127/8 address (mapped, NAT64, 6to4, compatible) are refused', (t) => {
   fc.assert(
     fc.property(fc.integer({ min: 0, max: 0xffffff }), fc.nat({ max: 3 }), (low24, kind) => {
@@ -147,6 +203,47 @@ test('IPv4 verdicts agree with a BlockList reference, and mapped / NAT64 / 6to4 
   t.pass();
 });
 
+/** What allowPrivate leaves refused among IPv4 addresses: metadata endpoints and link-local (independent table). */
+const alwaysReference = new BlockList();
+for (const [net, bits] of [['169.254.0.0', 16], ['100.100.100.200', 32], ['168.63.129.16', 32]] as const) {
+  alwaysReference.addSubnet(net, bits, 'ipv4');
+}
+
+test('with allowPrivate, IPv4 is refused exactly on metadata / link-local, and embedded forms agree', (t) => {
+  fc.assert(
+    fc.property(fc.oneof(fc.ipV4(), alwaysRefusedV4), (ip) => {
+      const v = classifyIp(ip, { allowPrivate: true }).allowed;
+      const [a = 0, b = 0, c = 0, d = 0] = ip.split('.').map(Number);
+      const hi = hex16(a * 256 + b);
+      const lo = hex16(c * 256 + d);
+      return (
+        v === !alwaysReference.check(ip, 'ipv4') &&
+        // Never more open than without allowPrivate.
+        (v || !classifyIp(ip).allowed) &&
+        classifyIp(`::ffff:${ip}`, { allowPrivate: true }).allowed === v &&
+        classifyIp(`64:ff9b::${hi}:${lo}`, { allowPrivate: true }).allowed === v &&
+        classifyIp(`2002:${hi}:${lo}::`, { allowPrivate: true }).allowed === v
+      );
+    }),
+    { numRuns },
+  );
+  t.pass();
+});
+
+test('allowPrivate never opens an address that is refused as metadata, and private mode only widens', (t) => {
+  fc.assert(
+    fc.property(fc.oneof(fc.ipV4(), fc.ipV6()), (ip) => {
+      const strict = classifyIp(ip);
+      const open = classifyIp(ip, { allowPrivate: true });
+      if (open.allowed) return true;
+      // Whatever private mode refuses, strict mode refuses too, for the same reason, marked `always`.
+      return !strict.allowed && strict.always && open.always && strict.reason === open.reason;
+    }),
+    { numRuns },
+  );
+  t.pass();
+});
+
 test('IPv6 outside 2000::/3 is never allowed; documentation, Teredo, ULA, link-local and multicast never are', (t) => {
   const refusedPrefixes = new BlockList();
   for (const [net, bits] of [['2001::', 23], ['2001:db8::', 32], ['3fff::', 20], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8]] as const) {
@@ -163,6 +260,23 @@ test('IPv6 outside 2000::/3 is never allowed; documentation, Teredo, ULA, link-l
       if (refusedPrefixes.check(ip, 'ipv6')) return !v;
       if (!global.check(ip, 'ipv6') && !embedding.check(ip, 'ipv6')) return !v;
       return true;
+    }),
+    { numRuns },
+  );
+  t.pass();
+});
+
+test('resolver guard with allowPrivate: refused exactly when some resolved address is metadata or link-local', async (t) => {
+  const address = fc.oneof(fc.ipV4(), fc.ipV6(), alwaysRefusedV4, fc.constantFrom('127.0.0.1', '::1', '10.0.0.1', '::ffff:169.254.169.254', 'fd00:ec2::254'));
+  await fc.assert(
+    fc.asyncProperty(fc.array(address, { minLength: 1, maxLength: 6 }), async (addresses) => {
+      const resolver = {
+        lookup: async () => addresses.map((a) => ({ address: a, family: a.includes(':') ? (6 as const) : (4 as const) })),
+      };
+      const r = await resolveChecked('fuzz.example', { resolver, allowPrivate: true, timeoutMs: 1000 });
+      const anyAlways = addresses.some((a) => !classifyIp(a, { allowPrivate: true }).allowed);
+      const anyV4Reference = addresses.some((a) => !a.includes(':') && alwaysReference.check(a, 'ipv4'));
+      return r.ok === !anyAlways && (!anyV4Reference || !r.ok) && (r.ok || r.kind === 'refused');
     }),
     { numRuns },
   );

@@ -3,11 +3,15 @@
 // no connection is made. A real TCP listener on 127.0.0.1 (and [::1] when the machine has it) counts accepted
 // connections, and the injected resolver maps every name to loopback, so any leak through the policy would land
 // on the listener and be counted. The positive controls at the end prove the listener does see connections.
+// A second table runs with allowPrivate (ROUTER_ALLOW_PRIVATE_TARGETS=true): cloud metadata and link-local forms
+// are still refused, with no connection, while loopback and RFC 1918 forms are reachable.
 import { once } from 'node:events';
 import { type AddressInfo, type Server, createServer } from 'node:net';
 import test from 'ava';
 import { classifyIp } from '../shared/upstream/address-policy.js';
 import { createUpstream } from '../shared/upstream/client.js';
+import { createGuardedConnector } from '../shared/upstream/guarded-connect.js';
+import { UpstreamRefusedError } from '../shared/upstream/outcomes.js';
 import { type ResolvedAddress, type Resolver, resolveChecked } from '../shared/upstream/resolver.js';
 import { upstreamAppError } from '../shared/upstream/to-app-error.js';
 import { parseTargetUrl } from '../shared/upstream/url-policy.js';
@@ -72,6 +76,21 @@ const ANSWERS: Record<string, ResolvedAddress[]> = {
   'rfc1918.test': [{ address: '10.1.2.3', family: 4 }],
   'cgnat.test': [{ address: '100.64.0.1', family: 4 }],
   'zero.test': [{ address: '0.0.0.0', family: 4 }],
+  // Refused even with allowPrivate (metadata, link-local)
+  'ecs.test': [{ address: '169.254.170.2', family: 4 }],
+  'alibaba.test': [{ address: '100.100.100.200', family: 4 }],
+  'link-local.test': [{ address: '169.254.10.10', family: 4 }],
+  'imds6.test': [{ address: 'fd00:ec2::254', family: 6 }],
+  'gcp6.test': [{ address: 'fd20:ce::254', family: 6 }],
+  'mapped-metadata.test': [{ address: '::ffff:169.254.169.254', family: 6 }],
+  'nat64-metadata.test': [{ address: '64:ff9b::a9fe:a9fe', family: 6 }],
+  'sixtofour-metadata.test': [{ address: '2002:a9fe:a9fe::1', family: 6 }],
+  // Loopback first: if the metadata address in the answer were not checked, the connector would open this one
+  // first and the listener would count it.
+  'loopback-then-metadata.test': [
+    { address: '127.0.0.1', family: 4 },
+    { address: '169.254.169.254', family: 4 },
+  ],
 };
 
 function countingResolver(): Resolver & { calls: string[] } {
@@ -138,8 +157,8 @@ const cases: Case[] = [
   // Cloud metadata
   { url: 'http://169.254.169.254/latest/meta-data', layer: 'url', why: /metadata/ },
   { url: 'http://[fd00:ec2::254]/latest/meta-data/', layer: 'url', why: /AWS instance metadata/ },
-  { url: 'http://metadata.google.internal/computeMetadata/v1/', layer: 'url', why: /local or internal name/ },
-  { url: 'http://metadata/computeMetadata/v1/', layer: 'url', why: /local or internal name/ },
+  { url: 'http://metadata.google.internal/computeMetadata/v1/', layer: 'url', why: /metadata name/ },
+  { url: 'http://metadata/computeMetadata/v1/', layer: 'url', why: /metadata name/ },
   { url: 'http://100.100.100.200/latest/meta-data/', layer: 'url', why: /Alibaba/ },
   { url: 'http://168.63.129.16/machine?comp=goalstate', layer: 'url', why: /Azure/ },
   { url: 'http://0xa9fea9fe/latest/meta-data', layer: 'url', why: /metadata/ },
@@ -254,6 +273,174 @@ for (const c of cases) {
   });
 }
 
+/**
+ * Refused even with allowPrivate: cloud metadata (169.254.169.254 in every spelling WHATWG normalises, and its
+ * mapped / NAT64 / 6to4 forms; ECS, EKS, Alibaba, Azure, AWS and GCP IPv6), link-local, and IPv6 forms that carry
+ * an IPv4 address we do not decode. Same proof of "no connection" as above: nothing reaches the listener, the
+ * URL-layer forms are refused before any lookup, the resolver-layer ones after the lookup and before a connect
+ * (a connect to 169.254.169.254 from here would end as 'failed', not 'refused').
+ */
+const METADATA = /cloud instance metadata/;
+const alwaysCases: Case[] = [
+  { url: 'http://169.254.169.254/latest/meta-data/', layer: 'url', why: METADATA },
+  { url: `http://169.254.169.254:${P}/latest/meta-data/`, layer: 'url', why: METADATA },
+  { url: 'http://169.254.169.254./latest/meta-data/', layer: 'url', why: METADATA },
+  { url: 'http://2852039166/latest/meta-data/', layer: 'url', why: METADATA },
+  { url: 'http://0xa9fea9fe/latest/meta-data/', layer: 'url', why: METADATA },
+  { url: 'http://0XA9FEA9FE/latest/meta-data/', layer: 'url', why: METADATA },
+  { url: 'http://0xa9.0xfe.0xa9.0xfe/', layer: 'url', why: METADATA },
+  { url: 'http://0251.0376.0251.0376/', layer: 'url', why: METADATA },
+  { url: 'http://025177524776/', layer: 'url', why: METADATA },
+  { url: 'http://169.254.43518/', layer: 'url', why: METADATA },
+  { url: 'http://169.16689662/', layer: 'url', why: METADATA },
+  { url: 'http://0251.0xfe.43518/', layer: 'url', why: METADATA },
+  { url: 'http://１６９.２５４.１６９.２５４/', layer: 'url', why: METADATA },
+  { url: 'http://[::ffff:169.254.169.254]/', layer: 'url', why: /IPv4-mapped.*169\.254\.169\.254.*cloud instance metadata/ },
+  { url: 'http://[::ffff:a9fe:a9fe]/', layer: 'url', why: /IPv4-mapped.*cloud instance metadata/ },
+  { url: 'http://[0:0:0:0:0:ffff:a9fe:a9fe]/', layer: 'url', why: /IPv4-mapped.*cloud instance metadata/ },
+  { url: 'http://[64:ff9b::169.254.169.254]/', layer: 'url', why: /NAT64.*cloud instance metadata/ },
+  { url: 'http://[64:ff9b::a9fe:a9fe]/', layer: 'url', why: /NAT64.*cloud instance metadata/ },
+  { url: 'http://[2002:a9fe:a9fe::]/', layer: 'url', why: /6to4.*cloud instance metadata/ },
+  { url: 'http://[2002:a9fe:a9fe:1::1]/', layer: 'url', why: /6to4.*cloud instance metadata/ },
+  { url: 'http://[::169.254.169.254]/', layer: 'url', why: /IPv4-compatible/ },
+  { url: 'http://[::ffff:0:a9fe:a9fe]/', layer: 'url', why: /IPv4-translated/ },
+  { url: 'http://[64:ff9b:1:a9fe:a9:fe00::]/', layer: 'url', why: /local-use NAT64/ },
+  // Teredo with client 169.254.169.254 (stored complemented, RFC 4380 §4: 0x5601_5601)
+  { url: 'http://[2001:0:4136:e378:8000:63bf:5601:5601]/', layer: 'url', why: /Teredo/ },
+  { url: 'http://169.254.170.2/v2/credentials/', layer: 'url', why: /ECS task metadata/ },
+  { url: 'http://2852039170/v2/credentials/', layer: 'url', why: /ECS task metadata/ },
+  { url: 'http://169.254.170.23/v1/credentials', layer: 'url', why: /EKS Pod Identity/ },
+  { url: 'http://100.100.100.200/latest/meta-data/', layer: 'url', why: /Alibaba Cloud instance metadata/ },
+  { url: 'http://1684301000/latest/meta-data/', layer: 'url', why: /Alibaba Cloud instance metadata/ },
+  { url: 'http://0x646464c8/latest/meta-data/', layer: 'url', why: /Alibaba Cloud instance metadata/ },
+  { url: 'http://[::ffff:100.100.100.200]/', layer: 'url', why: /IPv4-mapped.*Alibaba/ },
+  { url: 'http://168.63.129.16/machine?comp=goalstate', layer: 'url', why: /Azure WireServer/ },
+  { url: 'http://[fd00:ec2::254]/latest/meta-data/', layer: 'url', why: /AWS instance metadata/ },
+  { url: 'http://[fd00:0ec2:0000::0254]/latest/meta-data/', layer: 'url', why: /AWS instance metadata/ },
+  { url: 'http://[fd00:ec2::23]/v1/credentials', layer: 'url', why: /EKS Pod Identity/ },
+  { url: 'http://[fd00:ec2::123]/', layer: 'url', why: /AWS instance services/ },
+  { url: 'http://[fd20:ce::254]/computeMetadata/v1/', layer: 'url', why: /GCP instance metadata/ },
+  { url: 'http://169.254.1.1/', layer: 'url', why: /link-local.*metadata/ },
+  { url: 'http://169.254.0.23/', layer: 'url', why: /link-local.*metadata/ },
+  { url: 'http://[fe80::1]/', layer: 'url', why: /link-local/ },
+  { url: 'http://metadata.google.internal/computeMetadata/v1/', layer: 'url', why: /metadata name/ },
+  { url: 'http://METADATA.google.internal./computeMetadata/v1/', layer: 'url', why: /metadata name/ },
+  { url: 'http://metadata/computeMetadata/v1/', layer: 'url', why: /metadata name/ },
+  { url: 'http://instance-data/latest/meta-data/', layer: 'url', why: /metadata name/ },
+  // Names that pass the URL policy and resolve to metadata or link-local addresses
+  { url: 'http://metadata.test/latest/meta-data/', layer: 'resolver', why: /metadata\.test.*cloud instance metadata/ },
+  { url: 'http://ecs.test/v2/credentials/', layer: 'resolver', why: /ECS task metadata/ },
+  { url: 'http://alibaba.test/latest/meta-data/', layer: 'resolver', why: /Alibaba/ },
+  { url: 'http://link-local.test/', layer: 'resolver', why: /link-local/ },
+  { url: 'http://imds6.test/latest/meta-data/', layer: 'resolver', why: /AWS instance metadata/ },
+  { url: 'http://gcp6.test/computeMetadata/v1/', layer: 'resolver', why: /GCP instance metadata/ },
+  { url: 'http://mapped-metadata.test/', layer: 'resolver', why: /IPv4-mapped.*cloud instance metadata/ },
+  { url: 'http://nat64-metadata.test/', layer: 'resolver', why: /NAT64.*cloud instance metadata/ },
+  { url: 'http://sixtofour-metadata.test/', layer: 'resolver', why: /6to4.*cloud instance metadata/ },
+  { url: `http://loopback-then-metadata.test:${P}/`, layer: 'resolver', why: /cloud instance metadata/ },
+];
+
+for (const c of alwaysCases) {
+  test(`refused without a connection even with allowPrivate: ${JSON.stringify(c.url)}`, async (t) => {
+    const url = withPort(c.url);
+    const resolver = countingResolver();
+    const upstream = createUpstream({ allowPrivate: true, resolver, connectTimeoutMs: 2000, maxTotalMs: 5000 });
+    const before = accepted();
+    try {
+      const parsed = parseTargetUrl(url, { allowPrivate: true });
+      t.is(parsed.ok, c.layer === 'resolver', 'URL policy verdict');
+      if (!parsed.ok) t.regex(parsed.reason, c.why);
+
+      const result = await upstream.request({ url });
+      t.is(result.type, 'refused');
+      if (result.type === 'refused') {
+        t.regex(result.reason, c.why);
+        t.regex(result.reason, /not even with private targets allowed/);
+        const err = upstreamAppError(result);
+        t.is(err.code, 'BCK.ROUTER.0001');
+        t.is(err.httpStatus, 400);
+      }
+      if (c.layer === 'url') t.deepEqual(resolver.calls, [], 'refused before any lookup');
+      else t.true(resolver.calls.length >= 1, 'refused after the lookup, before connecting');
+      const streamed = await upstream.stream({ url });
+      t.is(streamed.type, 'refused');
+      await settle();
+      t.is(accepted(), before, 'no connection reached the listener');
+    } finally {
+      await upstream.close();
+    }
+  });
+}
+
+/** One call of the connector, as undici makes it, answered as a promise; a socket is closed at once. */
+function connectOnce(hostname: string, port: number): Promise<Error | 'connected'> {
+  const connector = createGuardedConnector({ resolver: countingResolver(), allowPrivate: true, connectTimeoutMs: 2000 });
+  return new Promise((resolve) => {
+    connector({ hostname, host: hostname, protocol: 'http:', port: String(port) }, (err, socket) => {
+      socket?.destroy();
+      resolve(err ?? 'connected');
+    });
+  });
+}
+
+test('connect-time guard alone (URL policy bypassed): metadata literals and names are refused with allowPrivate', async (t) => {
+  const before = accepted();
+  for (const host of ['169.254.169.254', '::ffff:a9fe:a9fe', '64:ff9b::a9fe:a9fe', '100.100.100.200', 'fd00:ec2::254', 'metadata.test', 'loopback-then-metadata.test']) {
+    const r = await connectOnce(host, v4.port);
+    t.true(r instanceof UpstreamRefusedError, host);
+    if (r instanceof UpstreamRefusedError) t.regex(r.reason, /metadata/, host);
+  }
+  t.is(accepted(), before, 'no connection reached the listener');
+  // The same connector does connect to loopback and to a name resolving to it (own listener: tests run
+  // concurrently and the shared control listener is counted by another one).
+  const own = await listen('127.0.0.1');
+  try {
+    t.is(await connectOnce('127.0.0.1', own.port), 'connected');
+    t.is(await connectOnce('internal.test', own.port), 'connected');
+    await settle();
+    t.is(own.accepted, 2);
+  } finally {
+    own.server.close();
+  }
+});
+
+test('resolver guard with allowPrivate: private answers pass, any metadata address in the answer is refused', async (t) => {
+  const opts = { allowPrivate: true, timeoutMs: 1000 };
+  const answer = (addresses: string[]): Resolver => ({
+    lookup: async () => addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 })),
+  });
+  for (const addresses of [
+    ['127.0.0.1'],
+    ['::1'],
+    ['10.1.2.3', '192.168.1.1', '172.16.0.1'],
+    ['fd12:3456::1', '100.64.0.1'],
+    [PUBLIC, '::ffff:127.0.0.1'],
+  ]) {
+    const r = await resolveChecked('private.example', { ...opts, resolver: answer(addresses) });
+    t.true(r.ok, addresses.join(','));
+  }
+  for (const addresses of [
+    ['169.254.169.254'],
+    ['127.0.0.1', '169.254.169.254'],
+    ['10.0.0.7', '::ffff:169.254.169.254'],
+    [PUBLIC, '64:ff9b::a9fe:a9fe'],
+    ['fd12:3456::1', 'fd00:ec2::254'],
+    ['169.254.170.2'],
+    ['100.100.100.200'],
+    ['169.254.3.4'],
+  ]) {
+    const r = await resolveChecked('metadata.example', { ...opts, resolver: answer(addresses) });
+    t.false(r.ok, addresses.join(','));
+    if (!r.ok) {
+      t.is(r.kind, 'refused');
+      t.regex(r.reason, /metadata\.example.*never a target/);
+    }
+  }
+  // An IP literal handed straight to the guard is checked the same way.
+  t.true((await resolveChecked('10.0.0.1', { ...opts, resolver: answer([]) })).ok);
+  t.false((await resolveChecked('169.254.169.254', { ...opts, resolver: answer([]) })).ok);
+});
+
 test('resolver guard: every address is checked, in any order (public + private -> refused)', async (t) => {
   const opts = { allowPrivate: false, timeoutMs: 1000 };
   const answer = (addresses: string[]): Resolver => ({
@@ -303,17 +490,34 @@ test('the same forms are reachable with allowPrivate (the listener does count co
   const resolver = countingResolver();
   const upstream = createUpstream({ allowPrivate: true, resolver, connectTimeoutMs: 2000, maxTotalMs: 5000 });
   try {
+    // Metadata refusals first, on the same upstream: they must not stop the control forms below from connecting.
+    for (const url of ['http://169.254.169.254/latest/meta-data/', 'http://metadata.test/', 'http://[fd00:ec2::254]/']) {
+      t.is((await upstream.request({ url })).type, 'refused', url);
+    }
     const before = control.accepted;
-    for (const form of ['2130706433', '0177.0.0.1', '0x7f000001', '127.1', '[::ffff:127.0.0.1]', 'internal.test']) {
+    const forms = ['2130706433', '0177.0.0.1', '0x7f000001', '127.1', '[::ffff:127.0.0.1]', 'internal.test', 'localhost', '127.0.0.1'];
+    for (const form of forms) {
       const r = await upstream.request({ url: `http://${form}:${control.port}/` });
       t.is(r.type, 'response', form);
       if (r.type === 'response') t.is(r.status, 204, form);
     }
-    t.is(control.accepted - before, 6);
+    t.is(control.accepted - before, forms.length);
     // A name is looked up once per connection, by our resolver only.
-    t.deepEqual(resolver.calls, ['internal.test']);
+    t.deepEqual(resolver.calls, ['metadata.test', 'internal.test', 'localhost']);
   } finally {
     await upstream.close();
+  }
+});
+
+test('with allowPrivate, loopback, RFC 1918, CGNAT and ULA stay open in both policy layers', async (t) => {
+  for (const ip of ['127.0.0.1', '127.4.5.6', '::1', '10.1.2.3', '172.16.0.1', '192.168.1.1', '100.64.0.1', 'fd12:3456::1', '::ffff:10.0.0.1']) {
+    t.true(classifyIp(ip, { allowPrivate: true }).allowed, ip);
+    t.false(classifyIp(ip).allowed, ip);
+    t.true(parseTargetUrl(`http://${ip.includes(':') ? `[${ip}]` : ip}/`, { allowPrivate: true }).ok, ip);
+  }
+  for (const name of ['localhost', 'rfc1918.test', 'ula.test', 'cgnat.test', 'loopback-range.test']) {
+    const r = await resolveChecked(name, { resolver: countingResolver(), allowPrivate: true, timeoutMs: 1000 });
+    t.true(r.ok, name);
   }
 });
 
@@ -325,7 +529,6 @@ test('numeric IPv4 spellings normalise to the dotted quad that is checked', (t) 
     ['0x7f.1', '127.0.0.1'],
     ['127.1', '127.0.0.1'],
     ['0', '0.0.0.0'],
-    ['0xa9fea9fe', '169.254.169.254'],
     ['012.1', '10.0.0.1'],
     ['3232235777', '192.168.1.1'],
   ] as const) {
@@ -337,6 +540,22 @@ test('numeric IPv4 spellings normalise to the dotted quad that is checked', (t) 
     }
     t.false(parseTargetUrl(`http://${form}/`, { allowPrivate: false }).ok, form);
     t.false(classifyIp(expected).allowed, expected);
+  }
+  // Metadata spellings normalise too, and the normalised address is what is refused, in both modes.
+  for (const [form, expected] of [
+    ['0xa9fea9fe', '169.254.169.254'],
+    ['2852039166', '169.254.169.254'],
+    ['0251.0376.0251.0376', '169.254.169.254'],
+    ['169.254.43518', '169.254.169.254'],
+    ['169.16689662', '169.254.169.254'],
+    ['2852039170', '169.254.170.2'],
+    ['1684301000', '100.100.100.200'],
+  ] as const) {
+    for (const allowPrivate of [true, false]) {
+      const r = parseTargetUrl(`http://${form}/`, { allowPrivate });
+      t.false(r.ok, form);
+      if (!r.ok) t.regex(r.reason, new RegExp(`^the address ${expected.replaceAll('.', '\\.')} is never a target.*metadata`), form);
+    }
   }
 });
 

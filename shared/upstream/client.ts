@@ -22,7 +22,10 @@ import { type Resolver, systemResolver } from './resolver.js';
 import { parseTargetUrl } from './url-policy.js';
 
 export type UpstreamOptions = UpstreamLimitsInput & {
-  /** ROUTER_ALLOW_PRIVATE_TARGETS: process-wide, the only way to reach loopback and private addresses. */
+  /**
+   * ROUTER_ALLOW_PRIVATE_TARGETS: process-wide, the only way to reach loopback and private addresses. Cloud
+   * metadata and link-local addresses (169.254.0.0/16, fe80::/10, fd00:ec2::/32, ...) stay refused even then.
+   */
   allowPrivate: boolean;
   /** Name resolution; the system resolver by default. Tests inject one to map names to private addresses. */
   resolver?: Resolver | undefined;

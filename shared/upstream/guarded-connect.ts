@@ -3,7 +3,8 @@
 // would have to be adapted to getaddrinfo's two calling conventions; with a connect function every connection, by
 // name or by literal, goes through one async check we own:
 //   1. resolve the name with the injected Resolver (bounded by the connect timeout),
-//   2. refuse unless every address is allowed (address-policy.ts),
+//   2. refuse unless every address is allowed (address-policy.ts); with allowPrivate, cloud metadata and
+//      link-local addresses are still refused here, so a name resolving to 169.254.169.254 never gets a socket,
 //   3. hand undici's own connector the checked IP as `hostname`, keeping the name in `host`, so TLS still sends
 //      SNI and verifies the certificate against the name (undici derives servername from `host`),
 //   4. on a connect error, try the next checked address (a dual-stack name on a host without IPv6 routing).
@@ -15,6 +16,7 @@ import { type ResolvedAddress, type Resolver, resolveChecked } from './resolver.
 
 export interface GuardedConnectOptions {
   resolver: Resolver;
+  /** Opens loopback and private ranges; metadata and link-local stay refused (address-policy.ts). */
   allowPrivate: boolean;
   connectTimeoutMs: number;
   /** Extra trusted CA certificates (PEM) for https targets; the system store is used otherwise. */

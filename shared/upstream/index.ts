@@ -1,5 +1,5 @@
 // The outbound-HTTP module: the only place in the project that opens connections to merchants.
-export { type AddressVerdict, classifyIp } from './address-policy.js';
+export { type AddressVerdict, type ClassifyOptions, classifyIp } from './address-policy.js';
 export {
   type Upstream,
   type UpstreamOptions,

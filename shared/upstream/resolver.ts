@@ -47,7 +47,8 @@ export type GuardedLookup =
 /**
  * Resolves `hostname` (or takes an IP literal as is) and checks every address. All must be allowed: if a name
  * answers with one public and one private address, the socket layer might pick either, so the name is refused.
- * With `allowPrivate` the addresses are still returned (and connected to) without a second lookup.
+ * With `allowPrivate` only the `always` ranges (cloud metadata, link-local) are refused; the addresses are still
+ * returned (and connected to) without a second lookup.
  * The lookup is bounded by `timeoutMs`; never throws.
  */
 export async function resolveChecked(
@@ -56,11 +57,12 @@ export async function resolveChecked(
 ): Promise<GuardedLookup> {
   const family = isIP(hostname);
   if (family !== 0) {
-    if (!opts.allowPrivate) {
-      const verdict = classifyIp(hostname);
-      if (!verdict.allowed) {
-        return { ok: false, kind: 'refused', reason: `the address ${hostname} is not a public address: ${verdict.reason}` };
-      }
+    // Also with allowPrivate: metadata and link-local literals stay refused (the URL policy said so already; this
+    // is the same check where the socket is opened, so no other path to the connector can skip it).
+    const verdict = classifyIp(hostname, { allowPrivate: opts.allowPrivate });
+    if (!verdict.allowed) {
+      const why = verdict.always ? 'is never a target, not even with private targets allowed' : 'is not a public address';
+      return { ok: false, kind: 'refused', reason: `the address ${hostname} ${why}: ${verdict.reason}` };
     }
     return { ok: true, addresses: [{ address: hostname, family: family === 6 ? 6 : 4 }] };
   }
@@ -81,13 +83,15 @@ export async function resolveChecked(
   const parsed = ResolvedAddresses.safeParse(answer);
   if (!parsed.success || parsed.data.length === 0) return { ok: false, kind: 'failed', reason: REASON.nameResolution };
 
-  if (!opts.allowPrivate) {
-    for (const { address } of parsed.data) {
-      const verdict = classifyIp(address);
-      // The resolved address is not echoed: it may be private DNS data of the operator's network.
-      if (!verdict.allowed) {
-        return { ok: false, kind: 'refused', reason: `the host "${hostname}" resolves to a non-public address: ${verdict.reason}` };
-      }
+  // With allowPrivate every address is still checked, against the `always` ranges only: a name that resolves to
+  // 169.254.169.254 (or to any metadata or link-local address, in any of its IPv6 forms) is refused, and so is a
+  // name with such an address anywhere in its answer, since the connector may fall through to it.
+  for (const { address } of parsed.data) {
+    const verdict = classifyIp(address, { allowPrivate: opts.allowPrivate });
+    // The resolved address is not echoed: it may be private DNS data of the operator's network.
+    if (!verdict.allowed) {
+      const what = verdict.always ? 'an address that is never a target, not even with private targets allowed' : 'a non-public address';
+      return { ok: false, kind: 'refused', reason: `the host "${hostname}" resolves to ${what}: ${verdict.reason}` };
     }
   }
   return { ok: true, addresses: parsed.data };

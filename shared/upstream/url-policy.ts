@@ -36,6 +36,14 @@ function isPrivateName(name: string): boolean {
   return PRIVATE_NAMES.has(name) || PRIVATE_SUFFIXES.some((s) => name === s || name.endsWith(`.${s}`));
 }
 
+/**
+ * Names of the metadata server itself: GCE documents `metadata.google.internal` (and the short `metadata` its
+ * resolver answers), EC2 the short `instance-data`. Refused even with private targets allowed, like the addresses
+ * (address-policy.ts). Defence in depth only: whatever a name resolves to is checked again at connect time, so
+ * another name for 169.254.169.254 is refused there.
+ */
+const METADATA_NAMES = new Set(['metadata', 'metadata.google.internal', 'instance-data']);
+
 /** C0 controls, space and DEL: WHATWG strips some of them silently (tab, CR, LF) and trims the rest. */
 function hasControlOrSpace(raw: string): boolean {
   for (let i = 0; i < raw.length; i++) {
@@ -50,7 +58,8 @@ const refused = (reason: string): TargetUrl => ({ ok: false, reason });
 /**
  * Checks a caller-supplied target URL. With `allowPrivate` false (production), private names and non-public IP
  * literals are refused here; names that resolve to non-public addresses are refused at connect time (resolver.ts).
- * Never throws.
+ * With `allowPrivate` true, metadata names and metadata / link-local literals are still refused (and names that
+ * resolve to them, at connect time). Never throws.
  */
 export function parseTargetUrl(raw: string, opts: { allowPrivate: boolean }): TargetUrl {
   if (typeof raw !== 'string' || raw.length === 0) return refused('the target URL is empty');
@@ -92,14 +101,23 @@ export function parseTargetUrl(raw: string, opts: { allowPrivate: boolean }): Ta
   const bare = hostname.replace(/\.+$/, '');
   if (bare === '') return refused('the target URL has no host');
   if (isIP(bare) !== 0) return checkLiteral(url, bare, opts);
+  if (METADATA_NAMES.has(bare)) {
+    return refused(`the host "${bare}" is a cloud instance-metadata name: never a target, not even with private targets allowed`);
+  }
   if (!opts.allowPrivate && isPrivateName(bare)) return refused(`the host "${bare}" is a local or internal name`);
   return { ok: true, url, host: hostname };
 }
 
 function checkLiteral(url: URL, ip: string, opts: { allowPrivate: boolean }): TargetUrl {
-  if (!opts.allowPrivate) {
-    const verdict = classifyIp(ip);
-    if (!verdict.allowed) return refused(`the address ${ip} is not a public address: ${verdict.reason}`);
+  // Checked in both modes: with allowPrivate, cloud metadata and link-local literals (in every spelling WHATWG
+  // normalised above, and their mapped / NAT64 / 6to4 forms) are still refused.
+  const verdict = classifyIp(ip, { allowPrivate: opts.allowPrivate });
+  if (!verdict.allowed) {
+    return refused(
+      verdict.always
+        ? `the address ${ip} is never a target, not even with private targets allowed: ${verdict.reason}`
+        : `the address ${ip} is not a public address: ${verdict.reason}`,
+    );
   }
   return { ok: true, url, host: ip, literalIp: ip };
 }
