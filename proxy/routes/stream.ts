@@ -24,15 +24,6 @@ const ProxyHeaders = z.object({
   'x-router-upstream-authorization': z.string().max(8192).optional(),
 });
 
-function forwardHeaders(req: IncomingMessage): Record<string, string | string[]> {
-  const out: Record<string, string | string[]> = {};
-  for (const [k, v] of Object.entries(req.headers)) {
-    if (v === undefined || k.startsWith('x-router-')) continue;
-    out[k] = v;
-  }
-  return out;
-}
-
 async function readAll(body: Readable, limit: number): Promise<string | undefined> {
   const chunks: Buffer[] = [];
   let size = 0;
@@ -85,7 +76,8 @@ export function streamRoutes(table: RouteTable, rc: RouterContext): void {
         const call = {
           url: h['x-router-target-url'],
           method: req.method ?? 'GET',
-          headers: forwardHeaders(req),
+          // X-Router-* (our control headers) are dropped by the outbound module's scrubber with the rest.
+          headers: req.headers,
           body: body.length > 0 ? body : undefined,
           upstreamAuthorization: h['x-router-upstream-authorization'],
         };

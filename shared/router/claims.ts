@@ -6,8 +6,27 @@ import { LRUCache } from 'lru-cache';
 
 interface Entry {
   paymentId: string | undefined;
-  settle: (paymentId: string | undefined) => void;
-  known: Promise<string | undefined>;
+  /** Set once the paymentId is known or the claim is given back. */
+  settled: boolean;
+  /** Duplicates waiting for the paymentId; made only when one asks (most claims never see a duplicate). */
+  waiters: ((paymentId: string | undefined) => void)[] | undefined;
+}
+
+function settle(e: Entry, paymentId: string | undefined): void {
+  if (e.settled) return;
+  e.settled = true;
+  const waiters = e.waiters;
+  e.waiters = undefined;
+  if (waiters !== undefined) for (const w of waiters) w(paymentId);
+}
+
+function known(e: Entry): Promise<string | undefined> {
+  if (e.paymentId !== undefined) return Promise.resolve(e.paymentId);
+  if (e.settled) return Promise.resolve(undefined);
+  return new Promise((resolve) => {
+    e.waiters ??= [];
+    e.waiters.push(resolve);
+  });
 }
 
 export type ClaimAttempt = { type: 'claimed' } | { type: 'held'; paymentId: Promise<string | undefined> };
@@ -34,28 +53,22 @@ export function createClaimStore(opts: { max?: number; ttlMs?: number } = {}): C
     tryClaim(userId, requestId) {
       const k = key(userId, requestId);
       const existing = inFlight.get(k) ?? kept.get(k);
-      if (existing !== undefined) {
-        return { type: 'held', paymentId: existing.paymentId !== undefined ? Promise.resolve(existing.paymentId) : existing.known };
-      }
-      let settle: (p: string | undefined) => void = () => {};
-      const known = new Promise<string | undefined>((resolve) => {
-        settle = resolve;
-      });
-      inFlight.set(k, { paymentId: undefined, settle, known });
+      if (existing !== undefined) return { type: 'held', paymentId: known(existing) };
+      inFlight.set(k, { paymentId: undefined, settled: false, waiters: undefined });
       return { type: 'claimed' };
     },
     announce(userId, requestId, paymentId) {
       const e = inFlight.get(key(userId, requestId));
       if (e === undefined) return;
       e.paymentId = paymentId;
-      e.settle(paymentId);
+      settle(e, paymentId);
     },
     assign(userId, requestId, paymentId) {
       const k = key(userId, requestId);
       const e = inFlight.get(k) ?? kept.get(k);
       if (e === undefined) return;
       e.paymentId = paymentId;
-      e.settle(paymentId);
+      settle(e, paymentId);
       // Spent: from now on the claim outlives the request.
       inFlight.delete(k);
       kept.set(k, e);
@@ -69,10 +82,10 @@ export function createClaimStore(opts: { max?: number; ttlMs?: number } = {}): C
         const held = kept.get(k);
         if (held === undefined) return;
         kept.delete(k);
-        held.settle(undefined);
+        settle(held, undefined);
         return;
       }
-      e.settle(undefined);
+      settle(e, undefined);
     },
   };
 }

@@ -77,8 +77,15 @@ const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 /** RFC 9110 §5.5: CR, LF and NUL are never valid in a field value (header injection). */
 const FORBIDDEN_IN_VALUE = /[\r\n\0]/;
 
-function isDropped(name: string, named: ReadonlySet<string>, exact: Readonly<Record<string, string>>, prefixes: Readonly<Record<string, string>>): boolean {
-  return Object.hasOwn(exact, name) || named.has(name) || Object.keys(prefixes).some((p) => name.startsWith(p));
+// Prefix lists built once (the scrubbers run twice per relayed request).
+const prefixList = (prefixes: Readonly<Record<string, string>>): readonly string[] => Object.keys(prefixes);
+const REQUEST_PREFIXES = prefixList(REQUEST_DROPPED_PREFIXES);
+const RESPONSE_PREFIXES = prefixList(RESPONSE_DROPPED_PREFIXES);
+
+function isDropped(name: string, named: ReadonlySet<string>, exact: Readonly<Record<string, string>>, prefixes: readonly string[]): boolean {
+  if (Object.hasOwn(exact, name) || named.has(name)) return true;
+  for (const p of prefixes) if (name.startsWith(p)) return true;
+  return false;
 }
 
 /** Field names listed in Connection are hop-by-hop for this message too (RFC 9110 §7.6.1). */
@@ -96,6 +103,10 @@ const valuesOf = (value: string | readonly string[]): readonly string[] =>
 /** Adds values under a lower-case name; a repeated field becomes an array (RFC 9110 §5.3). */
 function append(headers: OutgoingHeaders, name: string, values: readonly string[]): void {
   const existing = headers[name];
+  if (existing === undefined && values.length === 1 && values[0] !== undefined) {
+    headers[name] = values[0]; // the common case: one value, nothing to merge
+    return;
+  }
   const all = existing === undefined ? [...values] : [...valuesOf(existing), ...values];
   const [only] = all;
   headers[name] = all.length === 1 && only !== undefined ? only : all;
@@ -131,7 +142,7 @@ export function scrubRequestHeaders(
       return { ok: false, reason: `the request header "${name}" has an invalid value` };
     }
     if (values.length === 0) continue;
-    if (isDropped(name, connectionNamed, REQUEST_DROPPED, REQUEST_DROPPED_PREFIXES)) {
+    if (isDropped(name, connectionNamed, REQUEST_DROPPED, REQUEST_PREFIXES)) {
       dropped.push(name);
       continue;
     }
@@ -157,7 +168,7 @@ export function scrubResponseHeaders(incoming: IncomingHeaders): OutgoingHeaders
   for (const [rawName, value] of Object.entries(incoming)) {
     if (value === undefined) continue;
     const name = rawName.toLowerCase();
-    if (isDropped(name, connectionNamed, RESPONSE_DROPPED, RESPONSE_DROPPED_PREFIXES)) continue;
+    if (isDropped(name, connectionNamed, RESPONSE_DROPPED, RESPONSE_PREFIXES)) continue;
     const values = valuesOf(value).filter((v) => typeof v === 'string');
     if (values.length > 0) append(headers, name, values);
   }

@@ -5,7 +5,7 @@
 // ever sees canonical literals. What WHATWG would silently repair (tabs, backslashes, missing slashes, userinfo)
 // is refused instead: a URL that means different things to different parsers is a request-smuggling tool.
 import { isIP } from 'node:net';
-import { classifyIp } from './address-policy.js';
+import { type AddressVerdict, classifyIp } from './address-policy.js';
 
 /** Longer URLs are refused (the de-facto limit of browsers and many servers; also bounds our work). */
 export const MAX_URL_LENGTH = 2048;
@@ -108,10 +108,26 @@ export function parseTargetUrl(raw: string, opts: { allowPrivate: boolean }): Ta
   return { ok: true, url, host: hostname };
 }
 
+// Verdicts on literal addresses, memoised: a pure function of (address, mode), asked once per relayed request for
+// the same few merchant addresses. Bounded: emptied when full.
+const verdicts = new Map<string, AddressVerdict>();
+const MAX_VERDICTS = 1024;
+
+function verdictOf(ip: string, allowPrivate: boolean): AddressVerdict {
+  const k = allowPrivate ? `+${ip}` : ip;
+  let v = verdicts.get(k);
+  if (v === undefined) {
+    v = classifyIp(ip, { allowPrivate });
+    if (verdicts.size >= MAX_VERDICTS) verdicts.clear();
+    verdicts.set(k, v);
+  }
+  return v;
+}
+
 function checkLiteral(url: URL, ip: string, opts: { allowPrivate: boolean }): TargetUrl {
   // Checked in both modes: with allowPrivate, cloud metadata and link-local literals (in every spelling WHATWG
   // normalised above, and their mapped / NAT64 / 6to4 forms) are still refused.
-  const verdict = classifyIp(ip, { allowPrivate: opts.allowPrivate });
+  const verdict = verdictOf(ip, opts.allowPrivate);
   if (!verdict.allowed) {
     return refused(
       verdict.always
