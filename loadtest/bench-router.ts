@@ -17,7 +17,8 @@
 // Knobs (environment): BENCH_SECONDS (measured seconds per side of a scenario, default 20), BENCH_ONLY
 // (comma list of relay,paid,mint,rss), BENCH_DB (sqlite | postgresql, default sqlite), BENCH_RSS_REQUESTS
 // (default 200000), BENCH_RSS_MAX_SECONDS (default 120), BENCH_RELAY_CONNECTIONS (default 32),
-// BENCH_PAID_CONCURRENCY (default 16), BENCH_MINT_CONCURRENCY (default 16), BENCH_JSON (write the figures there).
+// BENCH_PAID_CONCURRENCY (default 16), BENCH_MINT_CONCURRENCY (default 16), BENCH_ROUNDS (A B B A rounds per
+// scenario, default 3), BENCH_JSON (write the figures there).
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -51,6 +52,7 @@ function num(name: string, dflt: number, min: number, max: number): number {
 
 const SECONDS = num('BENCH_SECONDS', 20, 2, 120);
 const WARMUP = Math.max(1, Math.min(3, SECONDS / 5));
+const ROUNDS = num('BENCH_ROUNDS', 3, 1, 10);
 const RSS_REQUESTS = num('BENCH_RSS_REQUESTS', 200_000, 1_000, 1_000_000);
 const RSS_MAX_SECONDS = num('BENCH_RSS_MAX_SECONDS', 120, 5, 300);
 const RELAY_CONNECTIONS = num('BENCH_RELAY_CONNECTIONS', 32, 1, 512);
@@ -282,15 +284,21 @@ const rate = (s: Side): number => (s.seconds > 0 ? s.ok / s.seconds : 0);
  * Alternates the two sides in ABBA order (halves of SECONDS each), so a drift of the machine over the run (turbo,
  * a neighbour, a growing database) falls on both sides alike. Warms both up first.
  */
+/**
+ * Both sides in ROUNDS rounds of A B B A (SECONDS per side in all), after a warm-up of both. This VM's CPU speed
+ * drifts within minutes (BENCHMARKS.md); short alternating phases put the same drift on both sides.
+ */
 async function abba(warm: (s: number) => Promise<unknown>, run: { base: (s: number) => Promise<Side>; router: (s: number) => Promise<Side> }) {
   await warm(WARMUP);
   const base = emptySide();
   const router = emptySide();
-  const half = SECONDS / 2;
-  merge(base, await run.base(half));
-  merge(router, await run.router(half));
-  merge(router, await run.router(half));
-  merge(base, await run.base(half));
+  const phase = SECONDS / (2 * ROUNDS);
+  for (let r = 0; r < ROUNDS; r += 1) {
+    merge(base, await run.base(phase));
+    merge(router, await run.router(phase));
+    merge(router, await run.router(phase));
+    merge(base, await run.base(phase));
+  }
   return { base, router };
 }
 

@@ -3,7 +3,8 @@ import { AppError } from '../errors/app-error.js';
 import type { RouterContext } from './context.js';
 import { duplicateError } from './payments.js';
 
-const WAIT_FOR_PAYMENT_ID_MS = 10_000;
+/** Past the unpaid probe's own limits (connect + headers timeouts), beyond which no paymentId can still come. */
+const WAIT_MARGIN_MS = 5_000;
 
 /** What a claimed request tells the claim store: its paymentId once chosen, and that it was signed (spent). */
 export interface ClaimHandle {
@@ -24,8 +25,16 @@ export async function withClaim<T>(
   if (requestId === undefined) return work({ announce: () => {}, spent: () => {} });
   const attempt = rc.claims.tryClaim(principal.userId, requestId);
   if (attempt.type === 'held') {
-    const timeout = new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), WAIT_FOR_PAYMENT_ID_MS).unref());
+    // A duplicate waits for the first request's paymentId, which exists once the first has probed the merchant
+    // and inserted its payment row: at most as long as that probe may take (a busy merchant can take seconds).
+    const c = rc.ctx.config;
+    const waitMs = c.ROUTER_CONNECT_TIMEOUT_MS + c.ROUTER_HEADERS_TIMEOUT_MS + WAIT_MARGIN_MS;
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<undefined>((resolve) => {
+      timer = setTimeout(() => resolve(undefined), waitMs).unref();
+    });
     const paymentId = await Promise.race([attempt.paymentId, timeout]);
+    clearTimeout(timer);
     if (paymentId === undefined) throw new AppError('BCK.ROUTER.0002', 'a request with this requestId is in flight');
     throw duplicateError(paymentId);
   }
