@@ -91,6 +91,8 @@ function whereOf(userId: string, q: Omit<PaymentQuery, 'limit'>) {
   if (q.to !== undefined) createdAt.$lt = q.to;
   return {
     userId,
+    // Payments are written Issued in one transaction; a Pending row can only be a claim an earlier version left
+    // behind (a crash between its claim and its signature): never a payment.
     status: { $ne: 'Pending' },
     ...(q.delegationId === undefined ? {} : { delegationId: q.delegationId }),
     ...(Object.keys(createdAt).length === 0 ? {} : { createdAt }),
