@@ -5,31 +5,14 @@
 // literal-address policy are used here; test/upstream-ssrf.test.ts covers names that resolve to private addresses.
 // A second proxy of the same stack runs WITH ROUTER_ALLOW_PRIVATE_TARGETS=true (DESIGN §7: two instances for the
 // two behaviours): cloud metadata and link-local forms are still refused there, while loopback is reached.
-import { once } from 'node:events';
-import { type AddressInfo, type Server, createServer } from 'node:net';
 import test from 'ava';
+import { type Listener, listen as listenCounting } from './support/counting-listener.js';
 import { apiClient } from './support/http.js';
 import { forEachDb } from './support/matrix.js';
 import { createDelegation } from './support/router-fixtures.js';
 
-interface Listener {
-  server: Server;
-  port: number;
-  accepted: number;
-}
-
-async function listen(host: string, port = 0): Promise<Listener> {
-  const l: Listener = { server: createServer(), port: 0, accepted: 0 };
-  l.server.on('connection', (socket) => {
-    l.accepted++;
-    socket.on('error', () => {});
-    socket.end('HTTP/1.1 402 Payment Required\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
-  });
-  l.server.listen(port, host);
-  await once(l.server, 'listening');
-  l.port = (l.server.address() as AddressInfo).port;
-  return l;
-}
+/** Every accepted connection gets a 402: a leak would look like a payable merchant. */
+const listen = (host: string, port = 0) => listenCounting(host, port, 'HTTP/1.1 402 Payment Required\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
 
 let v4: Listener;
 let v6: Listener | undefined;

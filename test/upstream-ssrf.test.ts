@@ -5,9 +5,8 @@
 // on the listener and be counted. The positive controls at the end prove the listener does see connections.
 // A second table runs with allowPrivate (ROUTER_ALLOW_PRIVATE_TARGETS=true): cloud metadata and link-local forms
 // are still refused, with no connection, while loopback and RFC 1918 forms are reachable.
-import { once } from 'node:events';
-import { type AddressInfo, type Server, createServer } from 'node:net';
 import test from 'ava';
+import { type Listener, listen } from './support/counting-listener.js';
 import { classifyIp } from '../shared/upstream/address-policy.js';
 import { createUpstream } from '../shared/upstream/client.js';
 import { createGuardedConnector } from '../shared/upstream/guarded-connect.js';
@@ -15,26 +14,6 @@ import { UpstreamRefusedError } from '../shared/upstream/outcomes.js';
 import { type ResolvedAddress, type Resolver, resolveChecked } from '../shared/upstream/resolver.js';
 import { upstreamAppError } from '../shared/upstream/to-app-error.js';
 import { parseTargetUrl } from '../shared/upstream/url-policy.js';
-
-interface Listener {
-  server: Server;
-  port: number;
-  accepted: number;
-}
-
-/** A bare TCP listener that counts connections and answers any of them with an empty 204. */
-async function listen(host: string, port = 0): Promise<Listener> {
-  const l: Listener = { server: createServer(), port: 0, accepted: 0 };
-  l.server.on('connection', (socket) => {
-    l.accepted++;
-    socket.on('error', () => {});
-    socket.end('HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n');
-  });
-  l.server.listen(port, host);
-  await once(l.server, 'listening');
-  l.port = (l.server.address() as AddressInfo).port;
-  return l;
-}
 
 let v4: Listener;
 let v6: Listener | undefined;

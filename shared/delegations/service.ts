@@ -202,11 +202,18 @@ export async function reserve(ctx: ServiceContext, req: ReserveRequest): Promise
     reserveIn(tx, req, now),
   );
   if (transactionId !== null) return { type: 'reserved', transactionId, currency: snapshot.currency, provider: snapshot.provider };
-  const current = await ctx.db.em().findOne(Delegation, { id: req.delegationId });
+  return { type: 'refused', ...(await whyCapRefused(ctx, req.delegationId, now)) };
+}
+
+/** Why a reserve's conditional UPDATE matched no row, read after the fact (for the refusal's message only). */
+export async function whyCapRefused(
+  ctx: ServiceContext,
+  delegationId: string,
+  now: Date,
+): Promise<{ reason: string; status: DelegationStatus }> {
+  const current = await ctx.db.em().findOne(Delegation, { id: delegationId });
   const status = current === null ? 'Revoked' : effectiveStatus(current, now);
-  const reason =
-    status === 'Active' ? 'delegation budget exceeded' : `delegation is ${status.toLowerCase()}`;
-  return { type: 'refused', reason, status };
+  return { reason: status === 'Active' ? 'delegation budget exceeded' : `delegation is ${status.toLowerCase()}`, status };
 }
 
 /** Gives back a reserved amount (e.g. a fee leg not settled). Never releases more than was spent. */

@@ -3,8 +3,8 @@
 import { uuidv7 } from '../ids.js';
 import type { Principal } from '../accounts/api-keys.js';
 import type { InferEntity } from '@mikro-orm/core';
-import { Delegation, type RouterPayment } from '../db/entities/index.js';
-import { effectiveStatus } from '../delegations/records.js';
+import type { Delegation, RouterPayment } from '../db/entities/index.js';
+import { whyCapRefused } from '../delegations/service.js';
 import { releaseIn, reserveIn } from '../delegations/spend.js';
 import { isUniqueViolation } from '../db/sql.js';
 import { AppError } from '../errors/app-error.js';
@@ -130,9 +130,7 @@ export async function issuePayment(rc: RouterContext, req: PayRequest): Promise<
     }
     if (!(err instanceof Refused)) throw err;
     if (err.why === 'funds') throw new AppError('BCK.ROUTER.0009', `wallet ${buyer} holds too little ${leg.asset.symbol}`);
-    const d = await ctx.db.em().findOne(Delegation, { id: req.delegation.id });
-    const status = d === null ? 'Revoked' : effectiveStatus(d, now);
-    const reason = status === 'Active' ? 'delegation budget exceeded' : `delegation is ${status.toLowerCase()}`;
+    const { reason } = await whyCapRefused(ctx, req.delegation.id, now);
     throw new AppError('BCK.ROUTER.0003', reason, { delegationId: req.delegation.id });
   }
   req.claim?.spent(paymentId);

@@ -7,31 +7,10 @@ export const testAddress = (n: number): string => `0x${n.toString(16).padStart(4
 
 export const TOKEN_ADDRESS = '0x036CbD53842c5426634e7929541eC2318f3dCF7e'; // USDC on Base Sepolia
 
-export interface PlanRecord {
-  planId: string;
-  name: string;
-  description: string;
-  priceConfig: { priceType: string; tokenAddress: string; amounts: string[]; receivers: string[] };
-  creditsConfig: { creditsType: string; amount: string; minAmount: string };
-  accessLimit: string;
-  listed: boolean;
-  isOwner: boolean;
-  createdAt: string;
-  updatedAt: string;
-}
+// The wire shapes the tests read back: the service's own record types (shared/registry/records.ts).
+import type { AgentRecord, PlanRecord } from '../../shared/registry/records.js';
 
-export interface AgentRecord {
-  agentId: string;
-  name: string;
-  description: string;
-  tags: string[];
-  endpoints: Record<string, string>[];
-  agentDefinitionUrl: string;
-  listed: boolean;
-  isOwner: boolean;
-  createdAt: string;
-  updatedAt: string;
-}
+export type { AgentRecord, PlanRecord };
 
 type Overrides = Record<string, unknown>;
 
