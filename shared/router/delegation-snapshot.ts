@@ -26,7 +26,8 @@ export function createDelegationSnapshots(ctx: ServiceContext, opts: { ttlMs?: n
       const hit = cache.get(k);
       if (hit !== undefined) return hit;
       const d = await ctx.db.em().findOne(Delegation, { id: delegationId, userId });
-      if (d !== null) cache.set(k, d);
+      // A plain copy: the cache must not keep the entity's EntityManager (and its identity map) alive.
+      if (d !== null) cache.set(k, { ...d });
       return d;
     },
   };

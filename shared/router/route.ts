@@ -52,10 +52,8 @@ export async function routePaid(rc: RouterContext, principal: Principal, body: R
       const call = { url, method: body.method, headers, body: payload };
       // Step 4: probe without payment. A free answer touches no database and leaves no record.
       const probe = responseOrThrow(await rc.upstream.request({ ...call, maxBodyBytes: undefined }));
-      if (probe.status !== 402) {
-        rc.claims.release(principal.userId, body.requestId);
-        return { status: probe.status, body: relayBody(probe), paid: false };
-      }
+      // Free: withClaim gives the claim back as the request ends.
+      if (probe.status !== 402) return { status: probe.status, body: relayBody(probe), paid: false };
       const answerText = probe.body.length <= MAX_402_BODY_BYTES ? probe.body.toString('utf8') : undefined;
       const { issued, response: paid, done } = await payAndResend(
         rc,
