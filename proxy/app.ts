@@ -6,6 +6,7 @@ import type { Authenticator } from '../shared/accounts/api-keys.js';
 import { correlationId } from '../shared/correlation.js';
 import { AppError, asAppError } from '../shared/errors/app-error.js';
 import type { Logger } from '../shared/log.js';
+import { type RequestTarget, targetOf } from './http/request-target.js';
 import type { RouteTable } from './http/route-table.js';
 import type { Relay } from './relay.js';
 import { sendError, sendJson } from './respond.js';
@@ -22,22 +23,23 @@ export interface ProxyDeps {
 }
 
 export function buildProxyHandler({ config, log, relay, auth, routes }: ProxyDeps) {
-  async function serveRouter(req: IncomingMessage, res: ServerResponse, url: URL, id: string): Promise<void> {
+  async function serveRouter(req: IncomingMessage, res: ServerResponse, target: RequestTarget, id: string): Promise<void> {
     const principal = await auth.authenticate(req.headers.authorization);
-    const found = routes.match(req.method ?? 'GET', url.pathname);
-    if (found === undefined) throw new AppError('BCK.HTTP.0404', `no route for ${req.method ?? 'GET'} ${url.pathname}`);
-    if (found === 'method') throw new AppError('BCK.HTTP.0405', `${req.method ?? 'GET'} is not allowed on ${url.pathname}`);
-    await found.handler({ req, res, url, correlationId: id, principal, params: found.params });
+    const path = target.pathname;
+    const found = routes.match(req.method ?? 'GET', path);
+    if (found === undefined) throw new AppError('BCK.HTTP.0404', `no route for ${req.method ?? 'GET'} ${path}`);
+    if (found === 'method') throw new AppError('BCK.HTTP.0405', `${req.method ?? 'GET'} is not allowed on ${path}`);
+    await found.handler({ req, res, target, correlationId: id, principal, params: found.params });
   }
 
+  // The per-request debug line is built only when it will be written (the level is fixed at start).
+  const timed = log.isLevelEnabled('debug');
   return (req: IncomingMessage, res: ServerResponse): void => {
     const id = correlationId(req.headers['x-correlation-id'] ?? req.headers['x-request-id']);
     req.headers['x-correlation-id'] = id;
     res.setHeader('x-correlation-id', id);
-    let url: URL;
-    try {
-      url = new URL(req.url ?? '/', 'http://proxy.invalid');
-    } catch {
+    const url = targetOf(req.url ?? '/');
+    if (url === undefined) {
       sendError(res, new AppError('BCK.HTTP.0400', 'malformed request target'), id, config.DOCS_URL);
       return;
     }
@@ -46,9 +48,11 @@ export function buildProxyHandler({ config, log, relay, auth, routes }: ProxyDep
       return;
     }
     if (ROUTER_PATHS.test(url.pathname)) {
-      const started = process.hrtime.bigint();
+      const started = timed ? performance.now() : 0;
       serveRouter(req, res, url, id).then(
-        () => log.debug({ correlationId: id, method: req.method, path: url.pathname, status: res.statusCode, ms: Number(process.hrtime.bigint() - started) / 1e6 }, 'request'),
+        () => {
+          if (timed) log.debug({ correlationId: id, method: req.method, path: url.pathname, status: res.statusCode, ms: performance.now() - started }, 'request');
+        },
         (err: unknown) => {
           const appError = asAppError(err);
           if (appError.httpStatus >= 500) log.error({ err, correlationId: id }, 'router request failed');

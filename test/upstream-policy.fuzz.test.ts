@@ -299,12 +299,12 @@ test('resolver guard: refused exactly when some resolved address is not public',
 });
 
 const headerName = fc.oneof(
-  fc.constantFrom(...Object.keys(REQUEST_DROPPED), 'x-router-target-url', 'X-Forwarded-For', 'x-custom', 'accept', 'AUTHORIZATION', 'Cookie'),
+  fc.constantFrom(...Object.keys(REQUEST_DROPPED), 'x-router-target-url', 'X-Forwarded-For', 'x-custom', 'accept', 'AUTHORIZATION', 'Cookie', '__proto__'),
   fc.string({ minLength: 1, maxLength: 12 }),
 ).chain((n) => fc.constantFrom(n, n.toUpperCase(), n.toLowerCase()));
 const headerValue = fc.oneof(fc.string({ maxLength: 30 }), fc.array(fc.string({ maxLength: 10 }), { maxLength: 3 }));
 
-test('scrubRequestHeaders never throws and never lets a dropped header through', (t) => {
+test('scrubRequestHeaders never throws, never lets a dropped header through, and keeps every other one', (t) => {
   fc.assert(
     fc.property(fc.dictionary(headerName, headerValue, { maxKeys: 12 }), fc.option(fc.string({ maxLength: 20 }), { nil: undefined }), (headers, auth) => {
       const r = scrubRequestHeaders(headers, { upstreamAuthorization: auth });
@@ -323,6 +323,19 @@ test('scrubRequestHeaders never throws and never lets a dropped header through',
         if (Object.hasOwn(REQUEST_DROPPED, name)) return false;
         if (Object.keys(REQUEST_DROPPED_PREFIXES).some((p) => name.startsWith(p))) return false;
         if (connectionNamed.includes(name)) return false;
+      }
+      // Name verdicts are memoised: whatever came before, every header that may pass is there, and the record is
+      // a plain object (a `__proto__` field must not become its prototype).
+      if (Object.getPrototypeOf(r.headers) !== Object.prototype) return false;
+      for (const [raw, v] of Object.entries(headers)) {
+        const name = raw.toLowerCase();
+        const hasValue = typeof v === 'string' || (Array.isArray(v) && v.length > 0);
+        const dropped =
+          name === '__proto__' ||
+          Object.hasOwn(REQUEST_DROPPED, name) ||
+          Object.keys(REQUEST_DROPPED_PREFIXES).some((p) => name.startsWith(p)) ||
+          connectionNamed.includes(name);
+        if (hasValue && !dropped && !Object.hasOwn(r.headers, name)) return false;
       }
       return true;
     }),

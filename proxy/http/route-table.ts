@@ -1,11 +1,13 @@
 // A minimal method + path table for the proxy's own routes: no framework on the hot path (DESIGN §1).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Principal } from '../../shared/accounts/api-keys.js';
+import type { RequestTarget } from './request-target.js';
 
 export interface RouterRequest {
   readonly req: IncomingMessage;
   readonly res: ServerResponse;
-  readonly url: URL;
+  /** The path, and the parsed URL on demand (query parameters). */
+  readonly target: RequestTarget;
   readonly correlationId: string;
   readonly principal: Principal;
   /** Path parameters captured by `:name` segments. */

@@ -31,8 +31,8 @@ export function paymentRoutes(table: RouteTable, rc: RouterContext): void {
     sendJson(res, 200, await recordSettled(rc.ctx, principal.userId, id, body.txHash));
   });
 
-  table.add('GET', '/api/v1/router/payments', async ({ res, url, principal }) => {
-    const q = parseOr400(PaymentsQuery, queryOf(url), 'query');
+  table.add('GET', '/api/v1/router/payments', async ({ res, target, principal }) => {
+    const q = parseOr400(PaymentsQuery, queryOf(target.url()), 'query');
     const records = await listPayments(rc.ctx, principal.userId, q);
     if (q.format === 'csv') {
       const csv = paymentsCsv(records);
@@ -43,8 +43,8 @@ export function paymentRoutes(table: RouteTable, rc: RouterContext): void {
     sendJson(res, 200, { total: records.length, payments: records });
   });
 
-  table.add('GET', '/api/v1/router/payments/summary', async ({ res, url, principal }) => {
-    const q = parseOr400(SummaryQuery, queryOf(url), 'query');
+  table.add('GET', '/api/v1/router/payments/summary', async ({ res, target, principal }) => {
+    const q = parseOr400(SummaryQuery, queryOf(target.url()), 'query');
     sendJson(res, 200, await paymentsSummary(rc.ctx, principal.userId, q));
   });
 }

@@ -1,6 +1,7 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, hash, randomBytes, timingSafeEqual } from 'node:crypto';
 
-export const sha256Hex = (value: string): string => createHash('sha256').update(value, 'utf8').digest('hex');
+/** One-shot digest (crypto.hash, Node >= 21.7): no Hash object per call, on every authenticated request. */
+export const sha256Hex = (value: string): string => hash('sha256', value, 'hex');
 
 /** Constant-time comparison of two secrets (hash both so lengths never leak through timing). */
 export function secretsEqual(a: string, b: string): boolean {

@@ -1,5 +1,6 @@
 import type { Principal } from '../accounts/api-keys.js';
 import { AppError } from '../errors/app-error.js';
+import type { ClaimStore } from './claims.js';
 import type { RouterContext } from './context.js';
 import { duplicateError } from './payments.js';
 
@@ -12,6 +13,31 @@ export interface ClaimHandle {
   spent(paymentId: string): void;
 }
 
+/** No requestId: nothing to tell. */
+const UNCLAIMED: ClaimHandle = {
+  announce() {},
+  spent() {},
+};
+
+/** The handle of a held claim. A class, not a literal of closures: one is made per router call. */
+class HeldClaim implements ClaimHandle {
+  assigned = false;
+  constructor(
+    private readonly claims: ClaimStore,
+    private readonly userId: string,
+    private readonly requestId: string,
+  ) {}
+
+  announce(paymentId: string): void {
+    this.claims.announce(this.userId, this.requestId, paymentId);
+  }
+
+  spent(paymentId: string): void {
+    this.assigned = true;
+    this.claims.assign(this.userId, this.requestId, paymentId);
+  }
+}
+
 /**
  * Runs `work` under the in-process claim of (user, requestId). A duplicate gets 409 BCK.ROUTER.0002 naming the
  * first request's paymentId; refusals before signing give the claim back.
@@ -22,7 +48,7 @@ export async function withClaim<T>(
   requestId: string | undefined,
   work: (claim: ClaimHandle) => Promise<T>,
 ): Promise<T> {
-  if (requestId === undefined) return work({ announce: () => {}, spent: () => {} });
+  if (requestId === undefined) return work(UNCLAIMED);
   const attempt = rc.claims.tryClaim(principal.userId, requestId);
   if (attempt.type === 'held') {
     // A duplicate waits for the first request's paymentId, which exists once the first has probed the merchant
@@ -38,19 +64,14 @@ export async function withClaim<T>(
     if (paymentId === undefined) throw new AppError('BCK.ROUTER.0002', 'a request with this requestId is in flight');
     throw duplicateError(paymentId);
   }
-  let assigned = false;
+  const claim = new HeldClaim(rc.claims, principal.userId, requestId);
   try {
-    const result = await work({
-      announce: (paymentId) => rc.claims.announce(principal.userId, requestId, paymentId),
-      spent: (paymentId) => {
-        assigned = true;
-        rc.claims.assign(principal.userId, requestId, paymentId);
-      },
-    });
+    const result = await work(claim);
     // Nothing was paid (a free call): the claim ends with the request.
-    if (!assigned) rc.claims.release(principal.userId, requestId);
+    if (!claim.assigned) rc.claims.release(principal.userId, requestId);
     return result;
   } catch (err) {
+    const assigned = claim.assigned;
     // Another process won the durable claim: tell this process's waiting duplicates its paymentId too.
     if (err instanceof AppError && err.code === 'BCK.ROUTER.0002' && typeof err.params.paymentId === 'string' && !assigned) {
       rc.claims.assign(principal.userId, requestId, err.params.paymentId);

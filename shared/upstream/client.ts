@@ -1,25 +1,25 @@
 // The one outbound-HTTP client of the project (DESIGN §2, §7 "Outbound module"). Everything that calls a
 // merchant on a user's behalf goes through an Upstream: URL policy, method policy and header hygiene before
 // anything is sent; address checks at connect time (guarded-connect.ts); redirects never followed (undici's
-// request API has no redirect handling unless an interceptor is added, and none is); timeouts and byte caps.
+// dispatch has no redirect handling unless an interceptor is added, and none is); timeouts and byte caps.
 // Results are discriminated unions: callers switch on `type`, nothing throws.
 import type { Readable } from 'node:stream';
-import { Agent } from 'undici';
+import { Agent, type Dispatcher } from 'undici';
 import { createGuardedConnector } from './guarded-connect.js';
-import { collectBody, guardBody } from './guarded-body.js';
+import { collectBody } from './collect-body.js';
+import { Exchange } from './exchange.js';
 import {
   type IncomingHeaders,
   type OutgoingHeaders,
   type PaymentCredential,
   scrubRequestHeaders,
-  scrubResponseHeaders,
 } from './headers.js';
 import { type UpstreamLimitsInput, parseLimits } from './limits.js';
 import { checkMethod } from './method-policy.js';
-import { type Failed, type Refused, UpstreamFailedError, outcomeOf } from './outcomes.js';
+import { type Failed, type Refused, outcomeOf } from './outcomes.js';
 import { REASON } from './reasons.js';
 import { type Resolver, systemResolver } from './resolver.js';
-import { parseTargetUrl } from './url-policy.js';
+import { targetRoute } from './url-policy.js';
 
 export type UpstreamOptions = UpstreamLimitsInput & {
   /**
@@ -85,7 +85,7 @@ export function createUpstream(opts: UpstreamOptions): Upstream {
   });
 
   async function stream(req: UpstreamRequest): Promise<UpstreamStreamResult> {
-    const target = parseTargetUrl(req.url, { allowPrivate });
+    const target = targetRoute(req.url, { allowPrivate });
     if (!target.ok) return { type: 'refused', reason: target.reason };
     const method = checkMethod(req.method ?? 'GET');
     if (!method.ok) return { type: 'refused', reason: method.reason };
@@ -97,62 +97,24 @@ export function createUpstream(opts: UpstreamOptions): Upstream {
     const maxBytes = Math.min(req.maxBodyBytes ?? limits.maxBodyBytes, limits.maxBodyBytes);
     if (req.signal?.aborted) return { type: 'failed', reason: REASON.aborted };
 
-    // One controller for everything that can end the call early: the total budget and the caller's signal.
-    // undici destroys the pending request or the body with the reason given here.
-    const controller = new AbortController();
-    const totalTimer = setTimeout(() => controller.abort(new UpstreamFailedError(REASON.totalTimeout)), limits.maxTotalMs);
-    const onCallerAbort = (): void => controller.abort(new UpstreamFailedError(REASON.aborted));
-    req.signal?.addEventListener('abort', onCallerAbort, { once: true });
-    const release = (): void => {
-      clearTimeout(totalTimer);
-      req.signal?.removeEventListener('abort', onCallerAbort);
-    };
-
-    const pending = agent.request({
-      origin: target.url.origin,
-      path: `${target.url.pathname}${target.url.search}`,
-      method: method.method,
-      headers: headers.headers,
-      body: req.body ?? null,
-      signal: controller.signal,
-      headersTimeout: limits.headersTimeoutMs,
-      bodyTimeout: limits.bodyTimeoutMs,
-    });
-    // undici only honours an abort once the request owns a connection; while a lookup or connect is under way
-    // the abort is raced here so the total budget is a hard limit.
-    const aborted = new Promise<never>((_, reject) => {
-      const fail = (): void => reject(controller.signal.reason);
-      if (controller.signal.aborted) fail();
-      else controller.signal.addEventListener('abort', fail, { once: true });
-    });
-    aborted.catch(() => {});
-    pending.then(
-      (late) => {
-        if (controller.signal.aborted) late.body.destroy();
-      },
-      () => {},
+    // One handler object is the whole exchange: total budget, caller's signal, byte cap and the body (exchange.ts).
+    const exchange = new Exchange(
+      { maxBytes, maxHeaderBytes: limits.maxHeaderBytes, maxTotalMs: limits.maxTotalMs, isHead: method.method.toUpperCase() === 'HEAD' },
+      req.signal,
     );
-
-    let answer: Awaited<typeof pending>;
-    try {
-      answer = await Promise.race([pending, aborted]);
-    } catch (err) {
-      release();
-      return outcomeOf(err, limits);
-    }
-
-    const declared = Number(answer.headers['content-length']);
-    if (method.method.toUpperCase() !== 'HEAD' && Number.isFinite(declared) && declared > maxBytes) {
-      answer.body.destroy();
-      release();
-      return { type: 'refused', reason: REASON.responseTooLarge };
-    }
-    return {
-      type: 'response',
-      status: answer.statusCode,
-      headers: scrubResponseHeaders(answer.headers),
-      body: guardBody(answer.body, { maxBytes, maxHeaderBytes: limits.maxHeaderBytes, onDone: release }),
-    };
+    agent.dispatch(
+      {
+        origin: target.origin,
+        path: target.path,
+        method: method.method as Dispatcher.HttpMethod,
+        headers: headers.headers,
+        body: req.body ?? null,
+        headersTimeout: limits.headersTimeoutMs,
+        bodyTimeout: limits.bodyTimeoutMs,
+      },
+      exchange,
+    );
+    return exchange.result;
   }
 
   async function request(req: UpstreamRequest): Promise<UpstreamResult> {

@@ -82,19 +82,54 @@ const prefixList = (prefixes: Readonly<Record<string, string>>): readonly string
 const REQUEST_PREFIXES = prefixList(REQUEST_DROPPED_PREFIXES);
 const RESPONSE_PREFIXES = prefixList(RESPONSE_DROPPED_PREFIXES);
 
-function isDropped(name: string, named: ReadonlySet<string>, exact: Readonly<Record<string, string>>, prefixes: readonly string[]): boolean {
-  if (Object.hasOwn(exact, name) || named.has(name)) return true;
-  for (const p of prefixes) if (name.startsWith(p)) return true;
-  return false;
+/** A field name's fate apart from the per-message Connection list: invalid, dropped, or kept under `name`. */
+type NameVerdict = { kind: 'invalid' } | { kind: 'dropped' } | { kind: 'kept'; name: string };
+
+/**
+ * Field-name verdicts, memoised per direction: a pure function of the raw name, asked for every header of every
+ * relayed message (the same few dozen names). Bounded: emptied when full, so hostile names cannot grow it.
+ */
+function nameVerdicts(exact: Readonly<Record<string, string>>, prefixes: readonly string[], checkToken: boolean) {
+  const memo = new Map<string, NameVerdict>();
+  return (rawName: string): NameVerdict => {
+    let v = memo.get(rawName);
+    if (v !== undefined) return v;
+    const name = rawName.toLowerCase();
+    if (checkToken && !TOKEN.test(rawName)) v = { kind: 'invalid' };
+    // `__proto__` would set the prototype of the plain object the headers are collected in, not a field.
+    else if (name === '__proto__' || Object.hasOwn(exact, name) || prefixes.some((p) => name.startsWith(p))) v = { kind: 'dropped' };
+    else v = { kind: 'kept', name };
+    if (rawName.length <= 64) {
+      if (memo.size >= 1024) memo.clear();
+      memo.set(rawName, v);
+    }
+    return v;
+  };
 }
 
+// Request names are checked against the token grammar (they may come from a JSON body); response names were
+// parsed off the wire by undici's HTTP parser, which already refuses non-token names.
+const requestVerdict = nameVerdicts(REQUEST_DROPPED, REQUEST_PREFIXES, true);
+const responseVerdict = nameVerdicts(RESPONSE_DROPPED, RESPONSE_PREFIXES, false);
+
+const NONE: ReadonlySet<string> = new Set();
+
 /** Field names listed in Connection are hop-by-hop for this message too (RFC 9110 §7.6.1). */
-function connectionOptions(value: string | readonly string[] | undefined): Set<string> {
-  const values = value === undefined ? [] : typeof value === 'string' ? [value] : value;
+function connectionOptions(value: string | readonly string[] | undefined): ReadonlySet<string> {
+  if (value === undefined) return NONE;
+  const values = typeof value === 'string' ? [value] : value;
   const names = new Set<string>();
   for (const v of values) for (const token of v.split(',')) names.add(token.trim().toLowerCase());
   names.delete('');
   return names;
+}
+
+/** The Connection field of a header record whose names may be in any case. */
+function connectionField(incoming: IncomingHeaders): string | readonly string[] | undefined {
+  const direct = incoming.connection;
+  if (direct !== undefined) return direct;
+  for (const name in incoming) if (name.length === 10 && name.toLowerCase() === 'connection') return incoming[name];
+  return undefined;
 }
 
 const valuesOf = (value: string | readonly string[]): readonly string[] =>
@@ -103,10 +138,6 @@ const valuesOf = (value: string | readonly string[]): readonly string[] =>
 /** Adds values under a lower-case name; a repeated field becomes an array (RFC 9110 §5.3). */
 function append(headers: OutgoingHeaders, name: string, values: readonly string[]): void {
   const existing = headers[name];
-  if (existing === undefined && values.length === 1 && values[0] !== undefined) {
-    headers[name] = values[0]; // the common case: one value, nothing to merge
-    return;
-  }
   const all = existing === undefined ? [...values] : [...valuesOf(existing), ...values];
   const [only] = all;
   headers[name] = all.length === 1 && only !== undefined ? only : all;
@@ -115,9 +146,7 @@ function append(headers: OutgoingHeaders, name: string, values: readonly string[
 /** Authorization schemes are case-insensitive (RFC 9110 §11.1). */
 const isPaymentScheme = (value: string): boolean => /^\s*payment(\s|$)/i.test(value);
 
-export type ScrubbedRequestHeaders =
-  | { ok: true; headers: OutgoingHeaders; dropped: string[] }
-  | { ok: false; reason: string };
+export type ScrubbedRequestHeaders = { ok: true; headers: OutgoingHeaders } | { ok: false; reason: string };
 
 /**
  * The caller's headers as they may reach a merchant. `upstreamAuthorization` (from X-Router-Upstream-Authorization)
@@ -129,48 +158,57 @@ export function scrubRequestHeaders(
   extra: { upstreamAuthorization?: string | undefined; credential?: PaymentCredential | undefined } = {},
 ): ScrubbedRequestHeaders {
   const headers: OutgoingHeaders = {};
-  const dropped: string[] = [];
-  const connectionNamed = connectionOptions(
-    Object.entries(incoming).find(([name]) => name.toLowerCase() === 'connection')?.[1],
-  );
-  for (const [rawName, value] of Object.entries(incoming)) {
+  const connectionNamed = connectionOptions(connectionField(incoming));
+  for (const rawName in incoming) {
+    if (!Object.hasOwn(incoming, rawName)) continue;
+    const value = incoming[rawName];
     if (value === undefined) continue;
-    if (!TOKEN.test(rawName)) return { ok: false, reason: 'a request header has an invalid name' };
-    const name = rawName.toLowerCase();
-    const values = valuesOf(value);
-    if (values.some((v) => typeof v !== 'string' || FORBIDDEN_IN_VALUE.test(v))) {
-      return { ok: false, reason: `the request header "${name}" has an invalid value` };
-    }
-    if (values.length === 0) continue;
-    if (isDropped(name, connectionNamed, REQUEST_DROPPED, REQUEST_PREFIXES)) {
-      dropped.push(name);
+    const verdict = requestVerdict(rawName);
+    if (verdict.kind === 'invalid') return { ok: false, reason: 'a request header has an invalid name' };
+    if (typeof value === 'string') {
+      // The common case: one value.
+      if (FORBIDDEN_IN_VALUE.test(value)) return { ok: false, reason: `the request header "${rawName.toLowerCase()}" has an invalid value` };
+      if (verdict.kind === 'dropped' || connectionNamed.has(verdict.name)) continue;
+      if (headers[verdict.name] === undefined) headers[verdict.name] = value;
+      else append(headers, verdict.name, [value]);
       continue;
     }
-    append(headers, name, values);
+    const values = valuesOf(value);
+    if (values.some((v) => typeof v !== 'string' || FORBIDDEN_IN_VALUE.test(v))) {
+      return { ok: false, reason: `the request header "${rawName.toLowerCase()}" has an invalid value` };
+    }
+    if (values.length === 0 || verdict.kind === 'dropped' || connectionNamed.has(verdict.name)) continue;
+    append(headers, verdict.name, values);
   }
   const auth = extra.upstreamAuthorization;
   if (auth !== undefined) {
     if (FORBIDDEN_IN_VALUE.test(auth)) return { ok: false, reason: 'the upstream authorization has an invalid value' };
-    if (isPaymentScheme(auth)) dropped.push('authorization');
-    else headers.authorization = auth;
+    if (!isPaymentScheme(auth)) headers.authorization = auth;
   }
   if (extra.credential !== undefined) {
     if (FORBIDDEN_IN_VALUE.test(extra.credential.value)) return { ok: false, reason: 'the payment credential has an invalid value' };
     headers[extra.credential.name] = extra.credential.value;
   }
-  return { ok: true, headers, dropped };
+  return { ok: true, headers };
 }
 
 /** The merchant's answer headers as our caller may see them: lower-case names, hygiene applied. */
 export function scrubResponseHeaders(incoming: IncomingHeaders): OutgoingHeaders {
   const headers: OutgoingHeaders = {};
-  const connectionNamed = connectionOptions(incoming.connection);
-  for (const [rawName, value] of Object.entries(incoming)) {
+  const connectionNamed = connectionOptions(connectionField(incoming));
+  for (const rawName in incoming) {
+    if (!Object.hasOwn(incoming, rawName)) continue;
+    const value = incoming[rawName];
     if (value === undefined) continue;
-    const name = rawName.toLowerCase();
-    if (isDropped(name, connectionNamed, RESPONSE_DROPPED, RESPONSE_PREFIXES)) continue;
+    const verdict = responseVerdict(rawName);
+    if (verdict.kind !== 'kept' || connectionNamed.has(verdict.name)) continue;
+    if (typeof value === 'string') {
+      if (headers[verdict.name] === undefined) headers[verdict.name] = value;
+      else append(headers, verdict.name, [value]);
+      continue;
+    }
     const values = valuesOf(value).filter((v) => typeof v === 'string');
-    if (values.length > 0) append(headers, name, values);
+    if (values.length > 0) append(headers, verdict.name, values);
   }
   return headers;
 }

@@ -137,3 +137,31 @@ function checkLiteral(url: URL, ip: string, opts: { allowPrivate: boolean }): Ta
   }
   return { ok: true, url, host: ip, literalIp: ip };
 }
+
+/** What the outbound client needs of a checked target: plain strings, safe to share between requests. */
+export type TargetRoute = { ok: true; origin: string; path: string } | { ok: false; reason: string };
+
+// Routes memoised by (mode, raw URL): a relay calls the same few merchant URLs over and over, and the WHATWG parse
+// plus the checks above cost more than the rest of a free relay's own bookkeeping. Only URLs short enough to be
+// worth it are kept; bounded: emptied when full. Verdicts on names are never final here (resolver.ts checks the
+// addresses at connect time), so caching them changes nothing.
+const routes = new Map<string, TargetRoute>();
+const MAX_ROUTES = 4096;
+const MAX_MEMO_URL = 512;
+
+/** parseTargetUrl reduced to the origin and path sent upstream, memoised. Never throws. */
+export function targetRoute(raw: string, opts: { allowPrivate: boolean }): TargetRoute {
+  const memo = typeof raw === 'string' && raw.length <= MAX_MEMO_URL;
+  const k = opts.allowPrivate ? `+${raw}` : `-${raw}`;
+  if (memo) {
+    const hit = routes.get(k);
+    if (hit !== undefined) return hit;
+  }
+  const t = parseTargetUrl(raw, opts);
+  const route: TargetRoute = t.ok ? { ok: true, origin: t.url.origin, path: `${t.url.pathname}${t.url.search}` } : t;
+  if (memo) {
+    if (routes.size >= MAX_ROUTES) routes.clear();
+    routes.set(k, route);
+  }
+  return route;
+}
