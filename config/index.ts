@@ -54,6 +54,8 @@ export const ConfigSchema = z
     ROUTER_FEE_RECIPIENT: z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'must be an EVM address').optional(),
     /** Concurrent router calls per user before 429 BCK.ROUTER.0007. Default 10. */
     ROUTER_MAX_CONCURRENT_PER_USER: whole.pipe(z.number().int().positive()).default(10),
+    /** Worker threads that make the payment signatures, off the event loop; 0 signs on it. Default 1. */
+    ROUTER_SIGNING_THREADS: whole.pipe(z.number().int().min(0).max(64)).default(1),
     /** Upper bound on an x402 authorization's validBefore, seconds from now. Default 3600. */
     ROUTER_MAX_AUTH_TTL_SECS: whole.pipe(z.number().int().min(6).max(86_400)).default(3600),
     /** Comma-separated CAIP-2 networks the router may pay on; narrows the environment's own. Default: all of them. */

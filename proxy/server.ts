@@ -8,6 +8,7 @@ import { createClaimStore } from '../shared/router/claims.js';
 import { createConcurrencyLimiter } from '../shared/router/concurrency.js';
 import { createDelegationSnapshots } from '../shared/router/delegation-snapshot.js';
 import { createWalletKeyCache } from '../shared/router/wallet-keys.js';
+import { createDigestSigner } from '../shared/protocols/digest-signer.js';
 import { createUpstream } from '../shared/upstream/index.js';
 import { createContext } from '../shared/context.js';
 import { createLogger } from '../shared/log.js';
@@ -32,6 +33,7 @@ const upstream = createUpstream({
   maxTotalMs: config.ROUTER_STREAM_MAX_MS,
 });
 const feeRecipient = config.ROUTER_FEE_RECIPIENT ?? (await ensureOperatorWallet(ctx));
+const signer = createDigestSigner(config.ROUTER_SIGNING_THREADS);
 const routes = buildRouterRoutes({
   ctx,
   claims: createClaimStore(),
@@ -40,6 +42,7 @@ const routes = buildRouterRoutes({
   feeRecipient: getAddress(feeRecipient),
   walletKeys: createWalletKeyCache(ctx),
   delegations: createDelegationSnapshots(ctx),
+  signer,
 });
 const server = createServer(buildProxyHandler({ config, log, relay, auth, routes }));
 server.keepAliveTimeout = 65_000;
@@ -56,5 +59,6 @@ onShutdown(log, async () => {
   server.closeAllConnections();
   relay.close();
   await upstream.close();
+  await signer.close();
   await ctx.db.close();
 });

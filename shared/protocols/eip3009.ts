@@ -13,7 +13,7 @@
 // signatures: test/protocols-eip3009.test.ts compares them on 200 random inputs and the cached digest with
 // hashTypedData as a property; the x402 and MPP tests compare whole credentials with the official clients'.
 import { randomBytes } from 'node:crypto';
-import secp256k1 from 'secp256k1';
+import { signDigestNow } from './digest-signer.js';
 import {
   type Address,
   type Hex,
@@ -153,18 +153,14 @@ export function authorizationDigestBytes(auth: TransferAuthorization, token: Eip
   return keccak256(message, 'bytes');
 }
 
-const keyBytes = (key: PrivateKey): Uint8Array => (typeof key === 'string' ? hexToBytes(key) : key);
+export const keyBytes = (key: PrivateKey): Uint8Array => (typeof key === 'string' ? hexToBytes(key) : key);
 
 /**
  * Signs with native libsecp256k1: 65 bytes `r || s || v`, v = 27 + recovery id (the form viem, the x402
  * facilitators and FiatToken's `transferWithAuthorization(v, r, s)` expect).
  */
 export function signAuthorization(key: PrivateKey, auth: TransferAuthorization, token: Eip712Token, chainId: number): Hex {
-  const { signature, recid } = secp256k1.ecdsaSign(authorizationDigestBytes(auth, token, chainId), keyBytes(key));
-  const out = new Uint8Array(65);
-  out.set(signature, 0);
-  out[64] = 27 + recid;
-  return bytesToHex(out);
+  return bytesToHex(signDigestNow(authorizationDigestBytes(auth, token, chainId), keyBytes(key)));
 }
 
 /** The reference signer (viem, pure JS). */

@@ -5,9 +5,10 @@
 // Detection: `PAYMENT-REQUIRED` header -> x402 v2; JSON body with `accepts` -> x402 v1; `WWW-Authenticate:
 // Payment` -> MPP. A merchant may offer x402 and MPP at once (every mppx evm charge route does): x402 is paid when
 // one of its options is fundable, else MPP — never both, since each credential would move money on its own.
-import type { Hex } from 'viem';
+import { type Hex, bytesToHex } from 'viem';
 import type { Asset } from '../assets.js';
-import { type TransferAuthorization, signAuthorization } from './eip3009.js';
+import { signDigestNow } from './digest-signer.js';
+import { type TransferAuthorization, authorizationDigestBytes, keyBytes } from './eip3009.js';
 import * as Challenge from './mpp/Challenge.js';
 import { type MppChoice, buildMppCredential, chooseMppChallenge, mppAuthorization } from './mpp/EvmCharge.js';
 import { ChoiceReason, type NoChoice, type Rejection, noChoice } from './reasons.js';
@@ -142,46 +143,66 @@ export interface Signer {
   readonly privateKey: Hex | Uint8Array;
 }
 
-/** Signs the chosen option with the buyer's key (native signer) and builds the credential. */
-export function buildPaymentCredential(payment: PaymentChoice, signer: Signer, nowSeconds?: number): PaymentCredential {
+/** A chosen option with its authorization filled in: the digest to sign, and the credential once signed. */
+export interface UnsignedCredential {
+  readonly authorization: TransferAuthorization;
+  /** The EIP-712 digest of the authorization (EIP-3009 TransferWithAuthorization). */
+  readonly digest: Uint8Array;
+  finish(signature: Hex): PaymentCredential;
+}
+
+/** Fills in the authorization for the chosen option, paid from `from`; signing is the caller's next step. */
+export function prepareCredential(payment: PaymentChoice, from: string, nowSeconds?: number): UnsignedCredential {
+  const now = nowSeconds === undefined ? {} : { nowSeconds };
   if (payment.type === 'x402') {
     const { choice, version } = payment;
-    const authorization = x402Authorization({ version, choice, from: signer.address, ...(nowSeconds === undefined ? {} : { nowSeconds }) });
-    const signature = signAuthorization(signer.privateKey, authorization, choice.asset, choice.network.chainId);
-    const credential =
-      version === 1
-        ? buildX402Payment({ version: 1, option: choice.option, authorization, signature })
-        : buildX402Payment({ version: 2, option: choice.option, resource: payment.resource, extensions: payment.extensions, authorization, signature });
+    const authorization = x402Authorization({ version, choice, from, ...now });
     return {
-      protocol: 'x402',
-      x402Version: version,
-      credential,
-      settlement: {
-        recipient: choice.payTo,
-        amount: choice.amount,
-        network: String(choice.option.network),
-        asset: choice.asset,
-        scheme: 'exact',
-      },
       authorization,
-      signature,
+      digest: authorizationDigestBytes(authorization, choice.asset, choice.network.chainId),
+      finish: (signature) => ({
+        protocol: 'x402',
+        x402Version: version,
+        credential:
+          version === 1
+            ? buildX402Payment({ version: 1, option: choice.option, authorization, signature })
+            : buildX402Payment({ version: 2, option: choice.option, resource: payment.resource, extensions: payment.extensions, authorization, signature }),
+        settlement: {
+          recipient: choice.payTo,
+          amount: choice.amount,
+          network: String(choice.option.network),
+          asset: choice.asset,
+          scheme: 'exact',
+        },
+        authorization,
+        signature,
+      }),
     };
   }
   const { choice } = payment;
-  const authorization = mppAuthorization({ choice, from: signer.address, ...(nowSeconds === undefined ? {} : { nowSeconds }) });
-  const signature = signAuthorization(signer.privateKey, authorization, choice.asset, choice.chainId);
+  const authorization = mppAuthorization({ choice, from, ...now });
   return {
-    protocol: 'mpp',
-    x402Version: undefined,
-    credential: buildMppCredential({ challenge: choice.challenge, chainId: choice.chainId, authorization, signature }),
-    settlement: {
-      recipient: choice.recipient,
-      amount: choice.amount,
-      network: `eip155:${choice.chainId}`,
-      asset: choice.asset,
-      scheme: 'charge',
-    },
     authorization,
-    signature,
+    digest: authorizationDigestBytes(authorization, choice.asset, choice.chainId),
+    finish: (signature) => ({
+      protocol: 'mpp',
+      x402Version: undefined,
+      credential: buildMppCredential({ challenge: choice.challenge, chainId: choice.chainId, authorization, signature }),
+      settlement: {
+        recipient: choice.recipient,
+        amount: choice.amount,
+        network: `eip155:${choice.chainId}`,
+        asset: choice.asset,
+        scheme: 'charge',
+      },
+      authorization,
+      signature,
+    }),
   };
+}
+
+/** Signs the chosen option with the buyer's key (native signer, on this thread) and builds the credential. */
+export function buildPaymentCredential(payment: PaymentChoice, signer: Signer, nowSeconds?: number): PaymentCredential {
+  const unsigned = prepareCredential(payment, signer.address, nowSeconds);
+  return unsigned.finish(bytesToHex(signDigestNow(unsigned.digest, keyBytes(signer.privateKey))));
 }

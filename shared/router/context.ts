@@ -1,5 +1,6 @@
 // What the router services need, built once per proxy process.
 import type { ServiceContext } from '../context.js';
+import type { DigestSigner } from '../protocols/digest-signer.js';
 import type { Upstream } from '../upstream/index.js';
 import type { ClaimStore } from './claims.js';
 import type { ConcurrencyLimiter } from './concurrency.js';
@@ -15,6 +16,8 @@ export interface RouterContext {
   readonly feeRecipient: string;
   /** Decrypted custodial keys, briefly cached (wallet-keys.ts). */
   readonly walletKeys: WalletKeyCache;
+  /** Where signatures are made: worker threads (ROUTER_SIGNING_THREADS) or inline. */
+  readonly signer: DigestSigner;
   /** Delegations read at most a second ago, for early refusal (delegation-snapshot.ts). */
   readonly delegations: DelegationSnapshots;
 }

@@ -3,12 +3,14 @@
 import { uuidv7 } from '../ids.js';
 import type { Principal } from '../accounts/api-keys.js';
 import type { InferEntity } from '@mikro-orm/core';
+import { bytesToHex } from 'viem';
 import type { Delegation, RouterPayment } from '../db/entities/index.js';
 import { whyCapRefused } from '../delegations/service.js';
 import { releaseIn, reserveIn } from '../delegations/spend.js';
 import { isUniqueViolation } from '../db/sql.js';
 import { AppError } from '../errors/app-error.js';
-import { type PaymentChoice, type PaymentCredential, buildPaymentCredential } from '../protocols/payment.js';
+import { keyBytes } from '../protocols/eip3009.js';
+import { type PaymentChoice, type PaymentCredential, prepareCredential } from '../protocols/payment.js';
 import { InsufficientFunds, type Movement, applyMovements } from '../settlement/token-ledger.js';
 import type { RouterContext } from './context.js';
 import type { ClaimHandle } from './idempotency.js';
@@ -101,7 +103,9 @@ export async function issuePayment(rc: RouterContext, req: PayRequest): Promise<
     failureReason: null,
   };
   const buyer = req.principal.walletAddress;
-  const credential = buildPaymentCredential(req.choice, { address: buyer, privateKey: await rc.walletKeys.get(req.principal.userId) });
+  const unsigned = prepareCredential(req.choice, buyer);
+  const key = keyBytes(await rc.walletKeys.get(req.principal.userId));
+  const credential = unsigned.finish(bytesToHex(await rc.signer.sign(unsigned.digest, key)));
 
   // The ledger backend: the authorization is backed by the buyer's balance, so the merchant leg moves now.
   const movements: Movement[] = [{ from: buyer, to: leg.recipient, asset: leg.asset.address, amount: leg.amount, kind: 'router', reference: paymentId }];
