@@ -6,7 +6,7 @@ import test from 'ava';
 import { type Hex, bytesToHex, hexToBytes } from 'viem';
 import { NETWORKS } from '../shared/assets.js';
 import { createDigestSigner, inlineSigner } from '../shared/protocols/digest-signer.js';
-import { type TransferAuthorization, authorizationDigestBytes, signAuthorization, signAuthorizationViem } from '../shared/protocols/eip3009.js';
+import { type TransferAuthorization, authorizationTyped, signAuthorization, signAuthorizationViem } from '../shared/protocols/eip3009.js';
 
 const SANDBOX = NETWORKS.sandbox;
 const SECP256K1_N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
@@ -34,7 +34,7 @@ test('signatures from two signing threads equal signAuthorization and viem, 300 
   try {
     const cases = Array.from({ length: 300 }, () => ({ key: randomKey(), auth: randomAuth() }));
     const threaded = await Promise.all(
-      cases.map(async ({ key, auth }) => bytesToHex(await signer.sign(authorizationDigestBytes(auth, USDC, SANDBOX.chainId), hexToBytes(key)))),
+      cases.map(async ({ key, auth }) => bytesToHex(await signer.sign(authorizationTyped(auth, USDC, SANDBOX.chainId), hexToBytes(key)))),
     );
     for (const [i, { key, auth }] of cases.entries()) {
       t.is(threaded[i], signAuthorization(key, auth, USDC, SANDBOX.chainId), `case ${i}`);
@@ -53,8 +53,8 @@ test('the inline signer gives the same bytes; the caller keeps its key (the thre
   try {
     const key = randomKey();
     const keyBytes = hexToBytes(key);
-    const digest = authorizationDigestBytes(randomAuth(), USDC, SANDBOX.chainId);
-    const [a, b] = await Promise.all([signer.sign(digest, keyBytes), inlineSigner.sign(digest, keyBytes)]);
+    const typed = authorizationTyped(randomAuth(), USDC, SANDBOX.chainId);
+    const [a, b] = await Promise.all([signer.sign(typed, keyBytes), inlineSigner.sign(typed, keyBytes)]);
     t.deepEqual(a, b);
     t.is(a.length, 65);
     t.true(a[64] === 27 || a[64] === 28);
@@ -67,12 +67,12 @@ test('the inline signer gives the same bytes; the caller keeps its key (the thre
 test('a key libsecp256k1 refuses (zero, or >= n) is a rejection on both signers; the thread keeps serving', async (t) => {
   const signer = createDigestSigner(1);
   try {
-    const digest = new Uint8Array(32).fill(7);
+    const typed = authorizationTyped(randomAuth(), USDC, SANDBOX.chainId);
     for (const bad of [new Uint8Array(32), hexToBytes(`0x${SECP256K1_N.toString(16)}`)]) {
-      await t.throwsAsync(signer.sign(digest, bad), { message: /signing failed/ });
-      await t.throwsAsync(inlineSigner.sign(digest, bad));
+      await t.throwsAsync(signer.sign(typed, bad), { message: /signing failed/ });
+      await t.throwsAsync(inlineSigner.sign(typed, bad));
     }
-    t.is((await signer.sign(digest, hexToBytes(randomKey()))).length, 65);
+    t.is((await signer.sign(typed, hexToBytes(randomKey()))).length, 65);
   } finally {
     await signer.close();
   }
@@ -80,10 +80,10 @@ test('a key libsecp256k1 refuses (zero, or >= n) is a rejection on both signers;
 
 test('close() rejects signatures still pending and refuses new ones', async (t) => {
   const signer = createDigestSigner(1);
-  const digest = new Uint8Array(32).fill(1);
-  const pending = Array.from({ length: 50 }, () => signer.sign(digest, hexToBytes(randomKey())));
+  const typed = authorizationTyped(randomAuth(), USDC, SANDBOX.chainId);
+  const pending = Array.from({ length: 50 }, () => signer.sign(typed, hexToBytes(randomKey())));
   await signer.close();
   const settled = await Promise.allSettled(pending);
   t.true(settled.every((s) => s.status === 'rejected'));
-  await t.throwsAsync(signer.sign(digest, hexToBytes(randomKey())), { message: /closed/ });
+  await t.throwsAsync(signer.sign(typed, hexToBytes(randomKey())), { message: /closed/ });
 });

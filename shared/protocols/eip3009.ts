@@ -12,8 +12,8 @@
 // Both signers use RFC 6979 deterministic nonces and low-s normalisation, so equal inputs give byte-equal
 // signatures: test/protocols-eip3009.test.ts compares them on 200 random inputs and the cached digest with
 // hashTypedData as a property; the x402 and MPP tests compare whole credentials with the official clients'.
-import { randomBytes } from 'node:crypto';
-import { signDigestNow } from './digest-signer.js';
+import { randomFillSync } from 'node:crypto';
+import { type TypedStruct, signDigestNow, typedDigest } from './digest-signer.js';
 import {
   type Address,
   type Hex,
@@ -130,11 +130,11 @@ function putUint256(buf: Uint8Array, offset: number, value: bigint): void {
 }
 
 /**
- * The same digest as `authorizationDigest`, encoded by hand (EIP-712 §"Definition of encodeData": every field is
+ * The authorization as EIP-712 hashes it, encoded by hand (EIP-712 §"Definition of encodeData": every field is
  * one 32-byte word; addresses left-padded) with the cached domain separator. Throws on malformed input, which
  * only a programming error can produce: callers sign values they validated.
  */
-export function authorizationDigestBytes(auth: TransferAuthorization, token: Eip712Token, chainId: number): Uint8Array {
+export function authorizationTyped(auth: TransferAuthorization, token: Eip712Token, chainId: number): TypedStruct {
   if (!ADDRESS.test(auth.from) || !ADDRESS.test(auth.to)) throw new TypeError('from/to must be 20-byte hex addresses');
   if (!BYTES32.test(auth.nonce)) throw new TypeError('nonce must be 32 bytes of hex');
   const struct = new Uint8Array(7 * 32);
@@ -145,12 +145,12 @@ export function authorizationDigestBytes(auth: TransferAuthorization, token: Eip
   putUint256(struct, 128, auth.validAfter);
   putUint256(struct, 160, auth.validBefore);
   struct.set(hexToBytes(auth.nonce), 192);
-  const message = new Uint8Array(66);
-  message[0] = 0x19;
-  message[1] = 0x01;
-  message.set(domainSeparator(token, chainId), 2);
-  message.set(keccak256(struct, 'bytes'), 34);
-  return keccak256(message, 'bytes');
+  return { domainSeparator: domainSeparator(token, chainId), encodedStruct: struct };
+}
+
+/** The same digest as `authorizationDigest` (viem), from `authorizationTyped`. */
+export function authorizationDigestBytes(auth: TransferAuthorization, token: Eip712Token, chainId: number): Uint8Array {
+  return typedDigest(authorizationTyped(auth, token, chainId));
 }
 
 export const keyBytes = (key: PrivateKey): Uint8Array => (typeof key === 'string' ? hexToBytes(key) : key);
@@ -175,4 +175,17 @@ export function recoverAuthorizer(auth: TransferAuthorization, signature: Hex, t
 }
 
 /** 32 random bytes as 0x-hex: the x402 `exact` nonce (the official clients use getRandomValues(32) too). */
-export const randomNonce = (): Hex => bytesToHex(randomBytes(32));
+// Nonces are drawn from a pool refilled 256 at a time: one CSPRNG call instead of one per payment. Each byte is
+// handed out once, and a nonce is public the moment it is sent, so holding the next ones in memory exposes nothing.
+const NONCE_POOL = Buffer.alloc(32 * 256);
+let nonceOffset = NONCE_POOL.length;
+
+export function randomNonce(): Hex {
+  if (nonceOffset === NONCE_POOL.length) {
+    randomFillSync(NONCE_POOL);
+    nonceOffset = 0;
+  }
+  const hex = NONCE_POOL.toString('hex', nonceOffset, nonceOffset + 32);
+  nonceOffset += 32;
+  return `0x${hex}`;
+}

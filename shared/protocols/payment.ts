@@ -7,8 +7,8 @@
 // one of its options is fundable, else MPP — never both, since each credential would move money on its own.
 import { type Hex, bytesToHex } from 'viem';
 import type { Asset } from '../assets.js';
-import { signDigestNow } from './digest-signer.js';
-import { type TransferAuthorization, authorizationDigestBytes, keyBytes } from './eip3009.js';
+import { type TypedStruct, signDigestNow, typedDigest } from './digest-signer.js';
+import { type TransferAuthorization, authorizationTyped, keyBytes } from './eip3009.js';
 import * as Challenge from './mpp/Challenge.js';
 import { type MppChoice, buildMppCredential, chooseMppChallenge, mppAuthorization } from './mpp/EvmCharge.js';
 import { ChoiceReason, type NoChoice, type Rejection, noChoice } from './reasons.js';
@@ -146,8 +146,8 @@ export interface Signer {
 /** A chosen option with its authorization filled in: the digest to sign, and the credential once signed. */
 export interface UnsignedCredential {
   readonly authorization: TransferAuthorization;
-  /** The EIP-712 digest of the authorization (EIP-3009 TransferWithAuthorization). */
-  readonly digest: Uint8Array;
+  /** The authorization as EIP-712 hashes it (EIP-3009 TransferWithAuthorization), for the signer. */
+  readonly typed: TypedStruct;
   finish(signature: Hex): PaymentCredential;
 }
 
@@ -159,7 +159,7 @@ export function prepareCredential(payment: PaymentChoice, from: string, nowSecon
     const authorization = x402Authorization({ version, choice, from, ...now });
     return {
       authorization,
-      digest: authorizationDigestBytes(authorization, choice.asset, choice.network.chainId),
+      typed: authorizationTyped(authorization, choice.asset, choice.network.chainId),
       finish: (signature) => ({
         protocol: 'x402',
         x402Version: version,
@@ -183,7 +183,7 @@ export function prepareCredential(payment: PaymentChoice, from: string, nowSecon
   const authorization = mppAuthorization({ choice, from, ...now });
   return {
     authorization,
-    digest: authorizationDigestBytes(authorization, choice.asset, choice.chainId),
+    typed: authorizationTyped(authorization, choice.asset, choice.chainId),
     finish: (signature) => ({
       protocol: 'mpp',
       x402Version: undefined,
@@ -204,5 +204,5 @@ export function prepareCredential(payment: PaymentChoice, from: string, nowSecon
 /** Signs the chosen option with the buyer's key (native signer, on this thread) and builds the credential. */
 export function buildPaymentCredential(payment: PaymentChoice, signer: Signer, nowSeconds?: number): PaymentCredential {
   const unsigned = prepareCredential(payment, signer.address, nowSeconds);
-  return unsigned.finish(bytesToHex(signDigestNow(unsigned.digest, keyBytes(signer.privateKey))));
+  return unsigned.finish(bytesToHex(signDigestNow(typedDigest(unsigned.typed), keyBytes(signer.privateKey))));
 }

@@ -105,7 +105,7 @@ export async function issuePayment(rc: RouterContext, req: PayRequest): Promise<
   const buyer = req.principal.walletAddress;
   const unsigned = prepareCredential(req.choice, buyer);
   const key = keyBytes(await rc.walletKeys.get(req.principal.userId));
-  const credential = unsigned.finish(bytesToHex(await rc.signer.sign(unsigned.digest, key)));
+  const credential = unsigned.finish(bytesToHex(await rc.signer.sign(unsigned.typed, key)));
 
   // The ledger backend: the authorization is backed by the buyer's balance, so the merchant leg moves now.
   const movements: Movement[] = [{ from: buyer, to: leg.recipient, asset: leg.asset.address, amount: leg.amount, kind: 'router', reference: paymentId }];
