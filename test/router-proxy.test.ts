@@ -157,6 +157,27 @@ forEachDb(({ stack, test }) => {
     t.is((await paymentRows(stack(), u.userId)).length, 0);
   });
 
+  test('a chunked body past the limit (no Content-Length to refuse up front) is answered 413 BCK.HTTP.0413', async (t) => {
+    const u = await stack().user();
+    // 1.5 MB in 64 KiB chunks to mode A (1 MiB JSON limit): the proxy stops buffering, discards the rest and answers.
+    const chunk = Buffer.alloc(64 * 1024, 0x20);
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        for (let i = 0; i < 24; i++) controller.enqueue(chunk);
+        controller.close();
+      },
+    });
+    const r = await fetch(`${stack().baseUrl}/router/payments`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${u.apiKey}`, 'content-type': 'application/json' },
+      body,
+      duplex: 'half',
+    } as RequestInit);
+    t.is(r.status, 413);
+    t.is(((await r.json()) as { code: string }).code, 'BCK.HTTP.0413');
+    t.is((await paymentRows(stack(), u.userId)).length, 0);
+  });
+
   test('missing or malformed control headers -> 400 BCK.ROUTER.0001', async (t) => {
     const { u, delegationId } = await paidUser();
     const full = hdrs(`${echo.url}/x`, delegationId);
