@@ -62,14 +62,14 @@ export const inlineSigner: DigestSigner = {
 
 // The worker's whole program, evaluated as CommonJS in the thread: it loads keccak and the addon from the paths
 // the main thread resolved (so it works the same under tsx, from a build, or in the container), computes the
-// digest exactly as typedDigest does, and answers each batch of [id, domainSeparator, encodedStruct, key] with
-// [id, signature] or [id, null, message].
+// digest exactly as typedDigest does, and answers each [id, domainSeparator, encodedStruct, key] of a batch with
+// [[id, signature]] or [[id, null, message]] as soon as it is signed: a batch answered at once would hold every
+// request of the batch until the last signature (a convoy: mode A at 16 in flight went from 0.25x to 0.28x).
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
 const { keccak_256 } = require(workerData.sha3);
 const secp256k1 = require(workerData.secp256k1);
 parentPort.on('message', (batch) => {
-  const out = [];
   for (const [id, domainSeparator, encodedStruct, key] of batch) {
     try {
       const message = new Uint8Array(66);
@@ -81,13 +81,12 @@ parentPort.on('message', (batch) => {
       const sig = new Uint8Array(65);
       sig.set(signature, 0);
       sig[64] = 27 + recid;
-      out.push([id, sig]);
+      parentPort.postMessage([[id, sig]]);
     } catch (err) {
-      out.push([id, null, String(err && err.message)]);
+      parentPort.postMessage([[id, null, String(err && err.message)]]);
     }
     key.fill(0);
   }
-  parentPort.postMessage(out);
 });
 `;
 
