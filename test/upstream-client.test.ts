@@ -550,6 +550,70 @@ test('a dual-stack answer falls back to the next checked address when the first 
   }
 });
 
+test('the total budget and a caller abort also end a call whose connection is still being made', async (t) => {
+  // The request is still queued in undici (no connection yet): exchange.ts answers at once and aborts the request
+  // when it gets its connection, so neither limit waits for the connect timeout.
+  const hang = { lookup: () => new Promise<never>(() => {}) };
+  const up = upstream({ connectTimeoutMs: 5000, maxTotalMs: 300, resolver: hang });
+  try {
+    const started = Date.now();
+    t.deepEqual(await up.request({ url: 'http://hang.invalid/' }), { type: 'failed', reason: REASON.totalTimeout });
+    t.true(Date.now() - started < 2000);
+  } finally {
+    await up.close();
+  }
+  const up2 = upstream({ connectTimeoutMs: 5000, resolver: hang });
+  try {
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 100);
+    const started = Date.now();
+    t.deepEqual(await up2.stream({ url: 'http://hang.invalid/', signal: controller.signal }), { type: 'failed', reason: REASON.aborted });
+    t.true(Date.now() - started < 2000);
+  } finally {
+    await up2.close();
+  }
+});
+
+test('backpressure: a reader that stops reading pauses the merchant; reading again resumes it', async (t) => {
+  // The merchant writes 64 KiB chunks for as long as its socket takes them; with nobody reading our body, the
+  // handler tells undici to pause, the socket buffers fill and the merchant's writes stop well short of 32 MiB.
+  let written = 0;
+  const merchant = createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/octet-stream' });
+    const chunk = Buffer.alloc(64 * 1024, 0x62);
+    const pump = (): void => {
+      while (written < 32 * 1024 * 1024) {
+        written += chunk.length;
+        if (!res.write(chunk)) {
+          res.once('drain', pump);
+          return;
+        }
+      }
+      res.end();
+    };
+    pump();
+  });
+  merchant.listen(0, '127.0.0.1');
+  await once(merchant, 'listening');
+  const up = upstream({ maxBodyBytes: 64 * 1024 * 1024 });
+  try {
+    const s = await up.stream({ url: `http://127.0.0.1:${(merchant.address() as AddressInfo).port}/` });
+    t.is(s.type, 'response');
+    if (s.type !== 'response') return;
+    await new Promise((r) => setTimeout(r, 500));
+    const whilePaused = written;
+    t.true(whilePaused < 16 * 1024 * 1024, `the merchant wrote ${whilePaused} bytes while nobody read`);
+    let read = 0;
+    for await (const c of s.body) read += (c as Buffer).length;
+    t.is(read, 32 * 1024 * 1024);
+    t.is(written, 32 * 1024 * 1024);
+  } finally {
+    await up.close();
+    merchant.closeAllConnections();
+    merchant.close();
+  }
+});
+
 test('connect timeout: a resolver that never answers', async (t) => {
   const up = upstream({ connectTimeoutMs: 200, resolver: { lookup: () => new Promise<never>(() => {}) } });
   try {
