@@ -38,20 +38,20 @@ export function buildProxyHandler({ config, log, relay, auth, routes }: ProxyDep
     const id = correlationId(req.headers['x-correlation-id'] ?? req.headers['x-request-id']);
     req.headers['x-correlation-id'] = id;
     res.setHeader('x-correlation-id', id);
-    const url = targetOf(req.url ?? '/');
-    if (url === undefined) {
+    const target = targetOf(req.url ?? '/');
+    if (target === undefined) {
       sendError(res, new AppError('BCK.HTTP.0400', 'malformed request target'), id, config.DOCS_URL);
       return;
     }
-    if (url.pathname === '/healthz') {
+    if (target.pathname === '/healthz') {
       sendJson(res, 200, { status: 'ok', service: 'proxy' });
       return;
     }
-    if (ROUTER_PATHS.test(url.pathname)) {
+    if (ROUTER_PATHS.test(target.pathname)) {
       const started = timed ? performance.now() : 0;
-      serveRouter(req, res, url, id).then(
+      serveRouter(req, res, target, id).then(
         () => {
-          if (timed) log.debug({ correlationId: id, method: req.method, path: url.pathname, status: res.statusCode, ms: performance.now() - started }, 'request');
+          if (timed) log.debug({ correlationId: id, method: req.method, path: target.pathname, status: res.statusCode, ms: performance.now() - started }, 'request');
         },
         (err: unknown) => {
           const appError = asAppError(err);

@@ -1,6 +1,9 @@
 import test from 'ava';
 import { safePathSegments } from '../shared/router/catalog.js';
+import type { Principal } from '../shared/accounts/api-keys.js';
 import { createClaimStore } from '../shared/router/claims.js';
+import type { RouterContext } from '../shared/router/context.js';
+import { withClaim } from '../shared/router/idempotency.js';
 import { createConcurrencyLimiter } from '../shared/router/concurrency.js';
 import { computeFees, feeRecord } from '../shared/router/fees.js';
 import { bucketStart, paymentsCsv } from '../shared/router/payments.js';
@@ -111,4 +114,20 @@ test('in-process claims and the per-user limiter', async (t) => {
   a?.(); // releasing twice frees one slot only
   t.truthy(limiter.acquire('u'));
   t.is(limiter.acquire('u'), undefined);
+});
+
+test('withClaim: a claim given back early (a free stream) is not released again when its request ends', async (t) => {
+  // The streaming proxy gives a free call's requestId back before the answer has streamed. A new request may take
+  // the requestId meanwhile; the first request's end must not release that new claim.
+  const claims = createClaimStore();
+  const rc = { claims, ctx: { config: { ROUTER_CONNECT_TIMEOUT_MS: 100, ROUTER_HEADERS_TIMEOUT_MS: 100 } } } as unknown as RouterContext;
+  const principal = { userId: 'u1' } as Principal;
+  let second: ReturnType<typeof claims.tryClaim> | undefined;
+  await withClaim(rc, principal, 'req-1', async (claim) => {
+    claim.release();
+    second = claims.tryClaim('u1', 'req-1'); // a new request with the same requestId, while the first streams
+  });
+  t.is(second?.type, 'claimed');
+  const third = claims.tryClaim('u1', 'req-1');
+  t.is(third.type, 'held', 'the second request still holds its claim after the first one ended');
 });

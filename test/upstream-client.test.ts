@@ -10,9 +10,9 @@ import { type AddressInfo, type Socket, connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TLSSocket } from 'node:tls';
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { type UpstreamOptions, createUpstream } from '../shared/upstream/client.js';
-import { UpstreamStreamError } from '../shared/upstream/outcomes.js';
+import { type Failed, type Refused, UpstreamStreamError } from '../shared/upstream/outcomes.js';
 import { REASON, headersTooLarge } from '../shared/upstream/reasons.js';
 import type { Resolver } from '../shared/upstream/resolver.js';
 import { upstreamAppError } from '../shared/upstream/to-app-error.js';
@@ -157,6 +157,17 @@ function upstream(extra: Partial<UpstreamOptions> = {}) {
     maxTotalMs: 10_000,
     ...extra,
   });
+}
+
+/** Reads a streamed body to its end, which must be an UpstreamStreamError carrying `outcome`. */
+async function failsWith(t: ExecutionContext, body: AsyncIterable<unknown>, outcome: Refused | Failed): Promise<void> {
+  const err = await t.throwsAsync(async () => {
+    for await (const _ of body) {
+      // drain
+    }
+  });
+  t.true(err instanceof UpstreamStreamError);
+  if (err instanceof UpstreamStreamError) t.deepEqual(err.outcome, outcome);
 }
 
 const pause = (): Promise<void> => new Promise((r) => setTimeout(r, 10));
@@ -356,13 +367,7 @@ test('headers over the header limit refuse the answer (400 BCK.ROUTER.0001 namin
     const trailer = await up.stream({ url: `${base}/big-trailer` });
     t.is(trailer.type, 'response');
     if (trailer.type !== 'response') return;
-    const err = await t.throwsAsync(async () => {
-      for await (const _ of trailer.body) {
-        // drain
-      }
-    });
-    t.true(err instanceof UpstreamStreamError);
-    if (err instanceof UpstreamStreamError) t.deepEqual(err.outcome, { type: 'refused', reason: headersTooLarge(16 * 1024) });
+    await failsWith(t, trailer.body, { type: 'refused', reason: headersTooLarge(16 * 1024) });
   } finally {
     await up.close();
   }
@@ -396,13 +401,7 @@ test('idle timeout: the body stalls after the first chunk (buffered and streamed
     const s = await up.stream({ url: `${base}/idle` });
     t.is(s.type, 'response');
     if (s.type !== 'response') return;
-    const err = await t.throwsAsync(async () => {
-      for await (const _ of s.body) {
-        // drain
-      }
-    });
-    t.true(err instanceof UpstreamStreamError);
-    if (err instanceof UpstreamStreamError) t.deepEqual(err.outcome, { type: 'failed', reason: REASON.idleTimeout });
+    await failsWith(t, s.body, { type: 'failed', reason: REASON.idleTimeout });
   } finally {
     await up.close();
   }
@@ -434,13 +433,7 @@ test('stream(): chunks arrive as the merchant sends them; a cap hit mid-stream e
     const big = await up.stream({ url: `${base}/big-chunked` });
     t.is(big.type, 'response');
     if (big.type !== 'response') return;
-    const err = await t.throwsAsync(async () => {
-      for await (const _ of big.body) {
-        // drain
-      }
-    });
-    t.true(err instanceof UpstreamStreamError);
-    if (err instanceof UpstreamStreamError) t.deepEqual(err.outcome, { type: 'refused', reason: REASON.responseTooLarge });
+    await failsWith(t, big.body, { type: 'refused', reason: REASON.responseTooLarge });
   } finally {
     await up.close();
   }

@@ -85,7 +85,7 @@ export function streamRoutes(table: RouteTable, rc: RouterContext): void {
         if (probe.type !== 'response') throw upstreamAppError(probe);
         if (probe.status !== 402) {
           // Free: the claim ends now, not when the (possibly long) answer has streamed.
-          rc.claims.release(principal.userId, h['x-router-request-id']);
+          claim.release();
           await relay(res, probe);
           return;
         }

@@ -39,9 +39,9 @@ export interface DigestSigner {
   close(): Promise<void>;
 }
 
-/** Signs on the calling thread: 65 bytes `r || s || v`. Throws on a key or digest libsecp256k1 refuses. */
-export function signDigestNow(digest: Uint8Array, key: Uint8Array): Uint8Array {
-  const { signature, recid } = secp256k1.ecdsaSign(digest, key);
+/** Hashes and signs on the calling thread: 65 bytes `r || s || v`. Throws on a key libsecp256k1 refuses. */
+export function signTypedNow(typed: TypedStruct, key: Uint8Array): Uint8Array {
+  const { signature, recid } = secp256k1.ecdsaSign(typedDigest(typed), key);
   const out = new Uint8Array(65);
   out.set(signature, 0);
   out[64] = 27 + recid;
@@ -52,7 +52,7 @@ export function signDigestNow(digest: Uint8Array, key: Uint8Array): Uint8Array {
 export const inlineSigner: DigestSigner = {
   sign: (typed, key) => {
     try {
-      return Promise.resolve(signDigestNow(typedDigest(typed), key));
+      return Promise.resolve(signTypedNow(typed, key));
     } catch (err) {
       return Promise.reject(err);
     }
@@ -169,8 +169,8 @@ export function createDigestSigner(threads: number): DigestSigner {
         const id = nextId++;
         pending.set(id, { resolve, reject });
         busy();
-        // A copy of the key: the worker wipes its copy, the caller's cache keeps its own.
-        queue.push([id, typed.domainSeparator, typed.encodedStruct, Uint8Array.from(key)]);
+        // postMessage clones the key: the worker wipes its copy, the caller keeps its own.
+        queue.push([id, typed.domainSeparator, typed.encodedStruct, key]);
         if (!scheduled) {
           scheduled = true;
           // After the poll phase: every request that arrived with this batch of socket reads is in the queue.

@@ -13,7 +13,7 @@
 // signatures: test/protocols-eip3009.test.ts compares them on 200 random inputs and the cached digest with
 // hashTypedData as a property; the x402 and MPP tests compare whole credentials with the official clients'.
 import { randomFillSync } from 'node:crypto';
-import { type TypedStruct, signDigestNow, typedDigest } from './digest-signer.js';
+import { type TypedStruct, signTypedNow, typedDigest } from './digest-signer.js';
 import {
   type Address,
   type Hex,
@@ -160,7 +160,7 @@ export const keyBytes = (key: PrivateKey): Uint8Array => (typeof key === 'string
  * facilitators and FiatToken's `transferWithAuthorization(v, r, s)` expect).
  */
 export function signAuthorization(key: PrivateKey, auth: TransferAuthorization, token: Eip712Token, chainId: number): Hex {
-  return bytesToHex(signDigestNow(authorizationDigestBytes(auth, token, chainId), keyBytes(key)));
+  return bytesToHex(signTypedNow(authorizationTyped(auth, token, chainId), keyBytes(key)));
 }
 
 /** The reference signer (viem, pure JS). */

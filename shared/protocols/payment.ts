@@ -7,7 +7,7 @@
 // one of its options is fundable, else MPP — never both, since each credential would move money on its own.
 import { type Hex, bytesToHex } from 'viem';
 import type { Asset } from '../assets.js';
-import { type TypedStruct, signDigestNow, typedDigest } from './digest-signer.js';
+import { type TypedStruct, signTypedNow } from './digest-signer.js';
 import { type TransferAuthorization, authorizationTyped, keyBytes } from './eip3009.js';
 import * as Challenge from './mpp/Challenge.js';
 import { type MppChoice, buildMppCredential, chooseMppChallenge, mppAuthorization } from './mpp/EvmCharge.js';
@@ -204,5 +204,5 @@ export function prepareCredential(payment: PaymentChoice, from: string, nowSecon
 /** Signs the chosen option with the buyer's key (native signer, on this thread) and builds the credential. */
 export function buildPaymentCredential(payment: PaymentChoice, signer: Signer, nowSeconds?: number): PaymentCredential {
   const unsigned = prepareCredential(payment, signer.address, nowSeconds);
-  return unsigned.finish(bytesToHex(signDigestNow(typedDigest(unsigned.typed), keyBytes(signer.privateKey))));
+  return unsigned.finish(bytesToHex(signTypedNow(unsigned.typed, keyBytes(signer.privateKey))));
 }

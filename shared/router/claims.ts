@@ -75,15 +75,12 @@ export function createClaimStore(opts: { max?: number; ttlMs?: number } = {}): C
     },
     release(userId, requestId) {
       const k = key(userId, requestId);
-      const e = inFlight.get(k);
-      if (e !== undefined) {
-        inFlight.delete(k);
-      } else {
-        const held = kept.get(k);
-        if (held === undefined) return;
+      let e = inFlight.get(k);
+      if (e !== undefined) inFlight.delete(k);
+      else {
+        e = kept.get(k);
+        if (e === undefined) return;
         kept.delete(k);
-        settle(held, undefined);
-        return;
       }
       settle(e, undefined);
     },

@@ -7,21 +7,27 @@ import { duplicateError } from './payments.js';
 /** Past the unpaid probe's own limits (connect + headers timeouts), beyond which no paymentId can still come. */
 const WAIT_MARGIN_MS = 5_000;
 
-/** What a claimed request tells the claim store: its paymentId once chosen, and that it was signed (spent). */
+/**
+ * What a claimed request tells the claim store: its paymentId once chosen, that it was signed (spent), or that
+ * it ends unpaid before the request does (a free stream gives its requestId back before the answer has streamed).
+ */
 export interface ClaimHandle {
   announce(paymentId: string): void;
   spent(paymentId: string): void;
+  release(): void;
 }
 
 /** No requestId: nothing to tell. */
 const UNCLAIMED: ClaimHandle = {
   announce() {},
   spent() {},
+  release() {},
 };
 
 /** The handle of a held claim. A class, not a literal of closures: one is made per router call. */
 class HeldClaim implements ClaimHandle {
   assigned = false;
+  released = false;
   constructor(
     private readonly claims: ClaimStore,
     private readonly userId: string,
@@ -35,6 +41,13 @@ class HeldClaim implements ClaimHandle {
   spent(paymentId: string): void {
     this.assigned = true;
     this.claims.assign(this.userId, this.requestId, paymentId);
+  }
+
+  /** Gives the requestId back, once. */
+  release(): void {
+    if (this.released) return;
+    this.released = true;
+    this.claims.release(this.userId, this.requestId);
   }
 }
 
@@ -68,7 +81,7 @@ export async function withClaim<T>(
   try {
     const result = await work(claim);
     // Nothing was paid (a free call): the claim ends with the request.
-    if (!claim.assigned) rc.claims.release(principal.userId, requestId);
+    if (!claim.assigned) claim.release();
     return result;
   } catch (err) {
     const assigned = claim.assigned;
@@ -79,7 +92,7 @@ export async function withClaim<T>(
     }
     // Spent once signed (assigned and not refused before signing): keep the claim; otherwise give it back.
     const refusedBeforeSigning = !assigned || (err instanceof AppError && ['BCK.ROUTER.0003', 'BCK.ROUTER.0009', 'BCK.ROUTER.0001'].includes(err.code));
-    if (refusedBeforeSigning && !(err instanceof AppError && err.code === 'BCK.ROUTER.0002')) rc.claims.release(principal.userId, requestId);
+    if (refusedBeforeSigning && !(err instanceof AppError && err.code === 'BCK.ROUTER.0002')) claim.release();
     throw err;
   }
 }

@@ -4,7 +4,7 @@
 // dispatch has no redirect handling unless an interceptor is added, and none is); timeouts and byte caps.
 // Results are discriminated unions: callers switch on `type`, nothing throws.
 import type { Readable } from 'node:stream';
-import { Agent, type Dispatcher } from 'undici';
+import { Agent } from 'undici';
 import { createGuardedConnector } from './guarded-connect.js';
 import { collectBody } from './collect-body.js';
 import { Exchange } from './exchange.js';
@@ -106,7 +106,7 @@ export function createUpstream(opts: UpstreamOptions): Upstream {
       {
         origin: target.origin,
         path: target.path,
-        method: method.method as Dispatcher.HttpMethod,
+        method: method.method,
         headers: headers.headers,
         body: req.body ?? null,
         headersTimeout: limits.headersTimeoutMs,

@@ -55,8 +55,8 @@ const stopped = (): UpstreamFailedError => new UpstreamFailedError(REASON.aborte
  */
 export class Exchange implements Dispatcher.DispatchHandler {
   readonly result: Promise<ExchangeResult>;
+  /** Resolves `result`; a promise settles once, so later calls are no-ops. */
   #settle!: (r: ExchangeResult) => void;
-  #settled = false;
   /** Set once the exchange is over, normally or not: later calls from undici or from timers are ignored. */
   #ended = false;
   /** Why we ended it early, kept for an onConnect that comes after (the request was still queued). */
@@ -102,7 +102,7 @@ export class Exchange implements Dispatcher.DispatchHandler {
     }
     const body = new AnswerBody(this);
     this.#body = body;
-    this.#deliver({ type: 'response', status: statusCode, headers: scrubResponseHeaders(headers), body });
+    this.#settle({ type: 'response', status: statusCode, headers: scrubResponseHeaders(headers), body });
     return true;
   }
 
@@ -138,12 +138,6 @@ export class Exchange implements Dispatcher.DispatchHandler {
     if (!this.#ended) this.#end(stopped());
   }
 
-  #deliver(r: ExchangeResult): void {
-    if (this.#settled) return;
-    this.#settled = true;
-    this.#settle(r);
-  }
-
   #finish(): void {
     this.#ended = true;
     clearTimeout(this.#timer);
@@ -156,7 +150,7 @@ export class Exchange implements Dispatcher.DispatchHandler {
     this.#finish();
     const outcome = outcomeOf(err, this.limits);
     const body = this.#body;
-    if (body === undefined) this.#deliver(outcome);
+    if (body === undefined) this.#settle(outcome);
     else if (!body.destroyed) body.destroy(new UpstreamStreamError(outcome));
     // Tell undici, unless the error is its own: a request still queued is aborted when it gets a connection.
     if (this.#abort !== undefined) this.#abort(err);

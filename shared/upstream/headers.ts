@@ -2,6 +2,8 @@
 // from the caller's headers before the merchant sees them, and what is removed from the merchant's answer before
 // our caller sees it, each with the reason beside it.
 
+import { boundedMemo } from '../memo.js';
+
 /** Headers as node:http gives them (`IncomingHttpHeaders`) or as a plain record. */
 export type IncomingHeaders = Readonly<Record<string, string | readonly string[] | undefined>>;
 /** Lower-case names; repeated fields as arrays (undici and node:http both accept this shape). */
@@ -77,34 +79,21 @@ const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 /** RFC 9110 §5.5: CR, LF and NUL are never valid in a field value (header injection). */
 const FORBIDDEN_IN_VALUE = /[\r\n\0]/;
 
-// Prefix lists built once (the scrubbers run twice per relayed request).
-const prefixList = (prefixes: Readonly<Record<string, string>>): readonly string[] => Object.keys(prefixes);
-const REQUEST_PREFIXES = prefixList(REQUEST_DROPPED_PREFIXES);
-const RESPONSE_PREFIXES = prefixList(RESPONSE_DROPPED_PREFIXES);
+const REQUEST_PREFIXES = Object.keys(REQUEST_DROPPED_PREFIXES);
+const RESPONSE_PREFIXES = Object.keys(RESPONSE_DROPPED_PREFIXES);
 
 /** A field name's fate apart from the per-message Connection list: invalid, dropped, or kept under `name`. */
 type NameVerdict = { kind: 'invalid' } | { kind: 'dropped' } | { kind: 'kept'; name: string };
 
-/**
- * Field-name verdicts, memoised per direction: a pure function of the raw name, asked for every header of every
- * relayed message (the same few dozen names). Bounded: emptied when full, so hostile names cannot grow it.
- */
+/** A field name's fate in one direction: a pure function of the raw name, memoised (the same few dozen names). */
 function nameVerdicts(exact: Readonly<Record<string, string>>, prefixes: readonly string[], checkToken: boolean) {
-  const memo = new Map<string, NameVerdict>();
-  return (rawName: string): NameVerdict => {
-    let v = memo.get(rawName);
-    if (v !== undefined) return v;
+  return boundedMemo((rawName): NameVerdict => {
     const name = rawName.toLowerCase();
-    if (checkToken && !TOKEN.test(rawName)) v = { kind: 'invalid' };
+    if (checkToken && !TOKEN.test(rawName)) return { kind: 'invalid' };
     // `__proto__` would set the prototype of the plain object the headers are collected in, not a field.
-    else if (name === '__proto__' || Object.hasOwn(exact, name) || prefixes.some((p) => name.startsWith(p))) v = { kind: 'dropped' };
-    else v = { kind: 'kept', name };
-    if (rawName.length <= 64) {
-      if (memo.size >= 1024) memo.clear();
-      memo.set(rawName, v);
-    }
-    return v;
-  };
+    if (name === '__proto__' || Object.hasOwn(exact, name) || prefixes.some((p) => name.startsWith(p))) return { kind: 'dropped' };
+    return { kind: 'kept', name };
+  }, { max: 1024, maxKeyLength: 64 });
 }
 
 // Request names are checked against the token grammar (they may come from a JSON body); response names were
@@ -135,13 +124,21 @@ function connectionField(incoming: IncomingHeaders): string | readonly string[] 
 const valuesOf = (value: string | readonly string[]): readonly string[] =>
   typeof value === 'string' ? [value] : Array.isArray(value) ? value : [];
 
-/** Adds values under a lower-case name; a repeated field becomes an array (RFC 9110 §5.3). */
-function append(headers: OutgoingHeaders, name: string, values: readonly string[]): void {
+/** Adds a field under a lower-case name; a repeated field becomes an array (RFC 9110 §5.3). */
+function add(headers: OutgoingHeaders, name: string, value: string | readonly string[]): void {
   const existing = headers[name];
-  const all = existing === undefined ? [...values] : [...valuesOf(existing), ...values];
+  if (existing === undefined && typeof value === 'string') {
+    headers[name] = value; // the common case: one value, nothing to merge
+    return;
+  }
+  const all = existing === undefined ? [...valuesOf(value)] : [...valuesOf(existing), ...valuesOf(value)];
   const [only] = all;
   headers[name] = all.length === 1 && only !== undefined ? only : all;
 }
+
+/** RFC 9110 §5.5: no CR, LF or NUL in any value (and only strings). */
+const validValue = (value: string | readonly string[]): boolean =>
+  typeof value === 'string' ? !FORBIDDEN_IN_VALUE.test(value) : valuesOf(value).every((v) => typeof v === 'string' && !FORBIDDEN_IN_VALUE.test(v));
 
 /** Authorization schemes are case-insensitive (RFC 9110 §11.1). */
 const isPaymentScheme = (value: string): boolean => /^\s*payment(\s|$)/i.test(value);
@@ -165,20 +162,9 @@ export function scrubRequestHeaders(
     if (value === undefined) continue;
     const verdict = requestVerdict(rawName);
     if (verdict.kind === 'invalid') return { ok: false, reason: 'a request header has an invalid name' };
-    if (typeof value === 'string') {
-      // The common case: one value.
-      if (FORBIDDEN_IN_VALUE.test(value)) return { ok: false, reason: `the request header "${rawName.toLowerCase()}" has an invalid value` };
-      if (verdict.kind === 'dropped' || connectionNamed.has(verdict.name)) continue;
-      if (headers[verdict.name] === undefined) headers[verdict.name] = value;
-      else append(headers, verdict.name, [value]);
-      continue;
-    }
-    const values = valuesOf(value);
-    if (values.some((v) => typeof v !== 'string' || FORBIDDEN_IN_VALUE.test(v))) {
-      return { ok: false, reason: `the request header "${rawName.toLowerCase()}" has an invalid value` };
-    }
-    if (values.length === 0 || verdict.kind === 'dropped' || connectionNamed.has(verdict.name)) continue;
-    append(headers, verdict.name, values);
+    if (!validValue(value)) return { ok: false, reason: `the request header "${rawName.toLowerCase()}" has an invalid value` };
+    if (verdict.kind === 'dropped' || connectionNamed.has(verdict.name) || (typeof value !== 'string' && value.length === 0)) continue;
+    add(headers, verdict.name, value);
   }
   const auth = extra.upstreamAuthorization;
   if (auth !== undefined) {
@@ -202,13 +188,8 @@ export function scrubResponseHeaders(incoming: IncomingHeaders): OutgoingHeaders
     if (value === undefined) continue;
     const verdict = responseVerdict(rawName);
     if (verdict.kind !== 'kept' || connectionNamed.has(verdict.name)) continue;
-    if (typeof value === 'string') {
-      if (headers[verdict.name] === undefined) headers[verdict.name] = value;
-      else append(headers, verdict.name, [value]);
-      continue;
-    }
-    const values = valuesOf(value).filter((v) => typeof v === 'string');
-    if (values.length > 0) append(headers, verdict.name, values);
+    const kept = typeof value === 'string' ? value : valuesOf(value).filter((v) => typeof v === 'string');
+    if (typeof kept === 'string' || kept.length > 0) add(headers, verdict.name, kept);
   }
   return headers;
 }

@@ -5,7 +5,8 @@
 // ever sees canonical literals. What WHATWG would silently repair (tabs, backslashes, missing slashes, userinfo)
 // is refused instead: a URL that means different things to different parsers is a request-smuggling tool.
 import { isIP } from 'node:net';
-import { type AddressVerdict, classifyIp } from './address-policy.js';
+import { boundedMemo } from '../memo.js';
+import { classifyIp } from './address-policy.js';
 
 /** Longer URLs are refused (the de-facto limit of browsers and many servers; also bounds our work). */
 export const MAX_URL_LENGTH = 2048;
@@ -108,26 +109,10 @@ export function parseTargetUrl(raw: string, opts: { allowPrivate: boolean }): Ta
   return { ok: true, url, host: hostname };
 }
 
-// Verdicts on literal addresses, memoised: a pure function of (address, mode), asked once per relayed request for
-// the same few merchant addresses. Bounded: emptied when full.
-const verdicts = new Map<string, AddressVerdict>();
-const MAX_VERDICTS = 1024;
-
-function verdictOf(ip: string, allowPrivate: boolean): AddressVerdict {
-  const k = allowPrivate ? `+${ip}` : ip;
-  let v = verdicts.get(k);
-  if (v === undefined) {
-    v = classifyIp(ip, { allowPrivate });
-    if (verdicts.size >= MAX_VERDICTS) verdicts.clear();
-    verdicts.set(k, v);
-  }
-  return v;
-}
-
 function checkLiteral(url: URL, ip: string, opts: { allowPrivate: boolean }): TargetUrl {
   // Checked in both modes: with allowPrivate, cloud metadata and link-local literals (in every spelling WHATWG
   // normalised above, and their mapped / NAT64 / 6to4 forms) are still refused.
-  const verdict = verdictOf(ip, opts.allowPrivate);
+  const verdict = classifyIp(ip, { allowPrivate: opts.allowPrivate });
   if (!verdict.allowed) {
     return refused(
       verdict.always
@@ -141,27 +126,19 @@ function checkLiteral(url: URL, ip: string, opts: { allowPrivate: boolean }): Ta
 /** What the outbound client needs of a checked target: plain strings, safe to share between requests. */
 export type TargetRoute = { ok: true; origin: string; path: string } | { ok: false; reason: string };
 
-// Routes memoised by (mode, raw URL): a relay calls the same few merchant URLs over and over, and the WHATWG parse
-// plus the checks above cost more than the rest of a free relay's own bookkeeping. Only URLs short enough to be
-// worth it are kept; bounded: emptied when full. Verdicts on names are never final here (resolver.ts checks the
-// addresses at connect time), so caching them changes nothing.
-const routes = new Map<string, TargetRoute>();
-const MAX_ROUTES = 4096;
-const MAX_MEMO_URL = 512;
+// Routes memoised per mode by raw URL: a relay calls the same few merchant URLs over and over, and the WHATWG parse
+// plus the checks above cost more than the rest of a free relay's own bookkeeping. Verdicts on names are never
+// final here (resolver.ts checks the addresses at connect time), so caching them changes nothing.
+function routeOf(raw: string, opts: { allowPrivate: boolean }): TargetRoute {
+  const t = parseTargetUrl(raw, opts);
+  return t.ok ? { ok: true, origin: t.url.origin, path: `${t.url.pathname}${t.url.search}` } : t;
+}
+const MEMO = { max: 4096, maxKeyLength: 512 };
+const privateRoutes = boundedMemo((raw) => routeOf(raw, { allowPrivate: true }), MEMO);
+const publicRoutes = boundedMemo((raw) => routeOf(raw, { allowPrivate: false }), MEMO);
 
 /** parseTargetUrl reduced to the origin and path sent upstream, memoised. Never throws. */
 export function targetRoute(raw: string, opts: { allowPrivate: boolean }): TargetRoute {
-  const memo = typeof raw === 'string' && raw.length <= MAX_MEMO_URL;
-  const k = opts.allowPrivate ? `+${raw}` : `-${raw}`;
-  if (memo) {
-    const hit = routes.get(k);
-    if (hit !== undefined) return hit;
-  }
-  const t = parseTargetUrl(raw, opts);
-  const route: TargetRoute = t.ok ? { ok: true, origin: t.url.origin, path: `${t.url.pathname}${t.url.search}` } : t;
-  if (memo) {
-    if (routes.size >= MAX_ROUTES) routes.clear();
-    routes.set(k, route);
-  }
-  return route;
+  if (typeof raw !== 'string') return routeOf(raw, opts);
+  return opts.allowPrivate ? privateRoutes(raw) : publicRoutes(raw);
 }
