@@ -71,9 +71,15 @@ for (const s of wwwAuthenticateVectors.scenarios) {
   test(`vector www-authenticate/${s.name}`, (t) => {
     const wire = wireOf(s.wire);
     const tests = s.tests as { parse?: boolean | { success: boolean }; format?: boolean; roundtrip?: boolean };
-    const start = performance.now();
-    const parsed = Challenge.deserialize(wire);
-    const ms = performance.now() - start;
+    // The fastest of three parses: one parse alone can be stretched by a GC pause or a loaded machine (CI saw a
+    // 66 ms one), which says nothing about the parser; a slow parser is slow every time.
+    let ms = Number.POSITIVE_INFINITY;
+    let parsed = Challenge.deserialize(wire);
+    for (let i = 0; i < 3; i++) {
+      const start = performance.now();
+      parsed = Challenge.deserialize(wire);
+      ms = Math.min(ms, performance.now() - start);
+    }
     t.true(ms < 50, `parsed in ${ms.toFixed(2)} ms`);
     if (tests.parse === true) {
       if (parsed.type !== 'decoded') return t.fail(parsed.reason);
