@@ -116,6 +116,24 @@ forEachDb(({ kind, stack, test }) => {
     t.is((await delegationRow(stack(), delegationId)).amountSpentCents, 2n);
   });
 
+  test(`${DUPES} parallel routes with one requestId against a cap too small: every one refused, no 409 names a payment`, async (t) => {
+    // The cap (1 cent) cannot take the 2-cent charge: the issuance transaction rolls the payment row back, so
+    // the waiting duplicates must not be told its paymentId (it never existed); they meet 409 without one, or,
+    // once the claim is given back, the same 402.
+    const { u, delegationId } = await paidUser(1);
+    const url = m.v2.url + m.v2.paidPath;
+    const requestId = rid('dup-refused');
+    const results = await Promise.all(Array.from({ length: DUPES }, () => u.api.post('/router/route', { requestId, delegationId, url })));
+    t.deepEqual(
+      results.filter((r) => !(r.status === 402 && r.body.code === 'BCK.ROUTER.0003') && !(r.status === 409 && r.body.code === 'BCK.ROUTER.0002')).map((r) => r.text),
+      [],
+    );
+    t.true(results.some((r) => r.status === 402));
+    t.deepEqual(results.filter((r) => r.status === 409 && r.body.paymentId !== undefined).map((r) => r.text), []);
+    t.is((await paymentRows(stack(), u.userId)).length, 0);
+    t.is((await delegationRow(stack(), delegationId)).amountSpentCents, 0n);
+  });
+
   if (kind === 'postgresql') {
     test('two proxy processes on one PostgreSQL: the cap and the requestId still hold', async (t) => {
       const second = await stack().spawn('proxy');

@@ -87,18 +87,13 @@ test('in-process claims and the per-user limiter', async (t) => {
   claims.release('w', 'r2');
   if (waiting.type === 'held') t.is(await waiting.paymentId, undefined);
   t.is(claims.tryClaim('w', 'r2').type, 'claimed');
-  // announce: duplicates learn the paymentId at once; a refusal still frees the requestId; assign keeps it.
+  // A refusal frees the requestId for a retry; assign keeps it.
   t.is(claims.tryClaim('x', 'r3').type, 'claimed');
   const early = claims.tryClaim('x', 'r3');
-  claims.announce('x', 'r3', 'pay-3');
-  if (early.type === 'held') t.is(await early.paymentId, 'pay-3');
-  else t.fail('a claimed requestId must be held');
-  const meanwhile = claims.tryClaim('x', 'r3');
-  if (meanwhile.type === 'held') t.is(await meanwhile.paymentId, 'pay-3');
-  else t.fail('an announced requestId must be held');
   claims.release('x', 'r3');
-  t.is(claims.tryClaim('x', 'r3').type, 'claimed', 'refused after the announcement: the requestId may be retried');
-  claims.announce('x', 'r3', 'pay-4');
+  if (early.type === 'held') t.is(await early.paymentId, undefined);
+  else t.fail('a claimed requestId must be held');
+  t.is(claims.tryClaim('x', 'r3').type, 'claimed', 'refused: the requestId may be retried');
   claims.assign('x', 'r3', 'pay-4');
   const spent = claims.tryClaim('x', 'r3');
   if (spent.type === 'held') t.is(await spent.paymentId, 'pay-4');

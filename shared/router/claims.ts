@@ -33,8 +33,6 @@ export type ClaimAttempt = { type: 'claimed' } | { type: 'held'; paymentId: Prom
 
 export interface ClaimStore {
   tryClaim(userId: string, requestId: string): ClaimAttempt;
-  /** The paymentId is known (issuance under way): duplicates are told it at once; the claim stays in flight. */
-  announce(userId: string, requestId: string, paymentId: string): void;
   /** Signed and recorded: the requestId is spent; duplicates are told the paymentId until the claim expires. */
   assign(userId: string, requestId: string, paymentId: string): void;
   /** Refused before signing: the requestId may be retried. */
@@ -56,12 +54,6 @@ export function createClaimStore(opts: { max?: number; ttlMs?: number } = {}): C
       if (existing !== undefined) return { type: 'held', paymentId: known(existing) };
       inFlight.set(k, { paymentId: undefined, settled: false, waiters: undefined });
       return { type: 'claimed' };
-    },
-    announce(userId, requestId, paymentId) {
-      const e = inFlight.get(key(userId, requestId));
-      if (e === undefined) return;
-      e.paymentId = paymentId;
-      settle(e, paymentId);
     },
     assign(userId, requestId, paymentId) {
       const k = key(userId, requestId);

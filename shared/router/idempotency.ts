@@ -8,18 +8,16 @@ import { duplicateError } from './payments.js';
 const WAIT_MARGIN_MS = 5_000;
 
 /**
- * What a claimed request tells the claim store: its paymentId once chosen, that it was signed (spent), or that
- * it ends unpaid before the request does (a free stream gives its requestId back before the answer has streamed).
+ * What a claimed request tells the claim store: that its payment was signed and recorded (spent), or that it
+ * ends unpaid before the request does (a free stream gives its requestId back before the answer has streamed).
  */
 export interface ClaimHandle {
-  announce(paymentId: string): void;
   spent(paymentId: string): void;
   release(): void;
 }
 
 /** No requestId: nothing to tell. */
 const UNCLAIMED: ClaimHandle = {
-  announce() {},
   spent() {},
   release() {},
 };
@@ -33,10 +31,6 @@ class HeldClaim implements ClaimHandle {
     private readonly userId: string,
     private readonly requestId: string,
   ) {}
-
-  announce(paymentId: string): void {
-    this.claims.announce(this.userId, this.requestId, paymentId);
-  }
 
   spent(paymentId: string): void {
     this.assigned = true;

@@ -26,7 +26,7 @@ export interface PayRequest {
   readonly mode: 'credential' | 'route' | 'proxy';
   readonly requestId: string | undefined;
   readonly resourceUrl: string | undefined;
-  /** The in-process claim: told the paymentId before the issuance transaction, and that it committed. */
+  /** The in-process claim: told the paymentId once the issuance transaction committed. */
   readonly claim?: ClaimHandle | undefined;
 }
 
@@ -113,10 +113,10 @@ export async function issuePayment(rc: RouterContext, req: PayRequest): Promise<
   const now = ctx.now();
   try {
     await ctx.db.sql.transaction(async (tx) => {
+      // The unique (user, requestId) key is the durable claim: another process's insert waits for our outcome.
+      // In-process duplicates learn this paymentId only once it committed (claim.spent below): a refusal below
+      // rolls the row back, and they must not be told of a payment that never existed.
       await insertPaymentIn(tx, row, now);
-      // The unique (user, requestId) key is ours now (another process's insert waits for our outcome): in-process
-      // duplicates are answered with this paymentId from here on. A refusal below still gives the claim back.
-      req.claim?.announce(paymentId);
       // The cap is checked before the balance: a charge the delegation could not take anyway is a 0003.
       const charge = { delegationId: req.delegation.id, userId: req.principal.userId, amountCents: fees.capChargedCents };
       if ((await reserveIn(tx, { ...charge, reference: paymentId, description: `router ${req.mode} ${req.choice.type}` }, now)) === null) {
