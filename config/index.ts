@@ -7,6 +7,8 @@ import { z } from 'zod';
 const whole = z.string().regex(/^[0-9]{1,15}$/, 'must be a whole number').transform(Number);
 const port = whole.pipe(z.number().int().min(0).max(65535));
 
+/** Default of ROUTER_REQUEST_BODY_TIMEOUT_MS, also the body reader's own default before the proxy configures it. */
+
 export const ConfigSchema = z
   .object({
     /** Interface both processes bind to. Default 127.0.0.1: expose deliberately, behind TLS. */
@@ -66,6 +68,13 @@ export const ConfigSchema = z
     ROUTER_ALLOW_PRIVATE_TARGETS: z.enum(['true', 'false']).transform((v) => v === 'true').default(false),
     /** Request body the streaming proxy buffers (a paid call re-sends it). Default 10 MB. */
     ROUTER_MAX_REQUEST_BYTES: whole.pipe(z.number().int().positive()).default(10 * 1_048_576),
+    /** Time the proxy allows for receiving a router request's body once its headers are in; past it, 408
+     *  BCK.HTTP.0408 and the connection is closed (a stalled upload must not hold its buffer and the user's
+     *  concurrency slot). Default 60 s: a 10 MB body (ROUTER_MAX_REQUEST_BYTES) needs about 1.4 Mbit/s. */
+    ROUTER_REQUEST_BODY_TIMEOUT_MS: whole.pipe(z.number().int().positive()).default(60_000),
+    /** Largest merchant answer POST /router/route buffers (it is parsed and re-serialized into the JSON response,
+     *  up to ~25x its size in heap); larger answers are refused (use /router/proxy, which streams). Default 1 MiB. */
+    ROUTER_MAX_ROUTE_BODY_BYTES: whole.pipe(z.number().int().positive()).default(1_048_576),
     /** Largest upstream answer relayed. Default 100 MB. */
     ROUTER_MAX_RELAY_BYTES: whole.pipe(z.number().int().positive()).default(100 * 1_048_576),
     /** Idle time allowed between upstream body chunks. Default 30 s. */

@@ -56,7 +56,9 @@ export function buildProxyHandler({ config, log, relay, auth, routes }: ProxyDep
         (err: unknown) => {
           const appError = asAppError(err);
           if (appError.httpStatus >= 500) log.error({ err, correlationId: id }, 'router request failed');
-          if (appError.httpStatus === 413) res.setHeader('connection', 'close');
+          // The rest of that body would stand between this request and the next on the connection: close it
+          // (RFC 9110 §7.6.1) rather than read it.
+          if (appError.httpStatus === 413 || appError.httpStatus === 408) res.setHeader('connection', 'close');
           sendError(res, appError, id, config.DOCS_URL);
         },
       );

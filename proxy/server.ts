@@ -47,7 +47,11 @@ const routes = buildRouterRoutes({
 const server = createServer(buildProxyHandler({ config, log, relay, auth, routes }));
 server.keepAliveTimeout = 65_000;
 server.headersTimeout = 30_000;
-server.requestTimeout = 0; // streaming relays are bounded by ROUTER_STREAM_MAX_MS instead
+// Node's requestTimeout runs only until a request has been received in full (a long streamed answer is not cut;
+// those are bounded by ROUTER_STREAM_MAX_MS). The router's own body reads answer 408 with the error envelope at
+// ROUTER_REQUEST_BODY_TIMEOUT_MS; this is the backstop for bodies nothing of ours reads (relayed to the admin, or
+// left unread after an early answer): Node answers a bare 408 and closes, checked every 30 s.
+server.requestTimeout = server.headersTimeout + config.ROUTER_REQUEST_BODY_TIMEOUT_MS + 5_000;
 server.listen(config.PROXY_PORT, config.HOST, () => {
   const addr = server.address();
   const port = typeof addr === 'object' && addr !== null ? addr.port : config.PROXY_PORT;

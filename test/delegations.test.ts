@@ -131,6 +131,15 @@ forEachDb(({ stack, test }) => {
       acc2.body.delegations.map((d: { delegationId: string }) => d.delegationId).sort(),
       [other.body.delegationId, bound.body.delegationId].sort(),
     );
+    // Filters narrow together: a revoked delegation is never accessible, whatever status is asked for.
+    const accRevoked = await u.api.get('/delegation?accessible=true&status=Revoked');
+    t.is(accRevoked.status, 200, accRevoked.text);
+    t.deepEqual(accRevoked.body.delegations, []);
+    t.is(accRevoked.body.total, 0);
+    const accActive = await u.api.get('/delegation?accessible=true&status=Active');
+    t.deepEqual(accActive.body.delegations.map((d: { delegationId: string }) => d.delegationId), [other.body.delegationId]);
+    const revokedOnly = await u.api.get('/delegation?status=Revoked');
+    t.deepEqual(revokedOnly.body.delegations.map((d: { delegationId: string }) => d.delegationId), [revoked.body.delegationId]);
     t.is((await u.api.get('/delegation?page=0')).status, 400);
     t.is((await u.api.get('/delegation?offset=1000')).status, 400);
     t.is((await u.api.get('/delegation?accessible=maybe')).status, 400);

@@ -136,6 +136,17 @@ for (const kind of DB_KINDS) {
       c().db.sql.transaction((tx) => applyMovements(tx, [{ from: payer, to: r1, asset: EURC, amount: 1n, kind: 'x' }], new Date())),
       { instanceOf: InsufficientFunds },
     );
+    // Nor to itself: a self-transfer nets to zero but still needs the balance (it would revert on chain).
+    const self = (amount: bigint) => [{ from: payer, to: payer, asset: ASSET, amount, kind: 'self', reference: `self-${amount}` }];
+    await t.throwsAsync(c().db.sql.transaction((tx) => applyMovements(tx, self(1001n), new Date())), { instanceOf: InsufficientFunds });
+    const empty = addr();
+    await t.throwsAsync(
+      c().db.sql.transaction((tx) => applyMovements(tx, [{ from: empty, to: empty, asset: ASSET, amount: 1n, kind: 'self' }], new Date())),
+      { instanceOf: InsufficientFunds },
+    );
+    await c().db.sql.transaction((tx) => applyMovements(tx, self(1000n), new Date()));
+    t.is(await balanceOf(c(), payer, ASSET), 1000n);
+    t.deepEqual((await journal('reference = ?', ['self-1000'])).map((r) => r.delta).sort(), ['-1000', '1000']);
   });
 
   register(`[${kind}] 50 parallel transfers from one wallet funding exactly 13: exactly 13 succeed`, async (t) => {

@@ -29,25 +29,13 @@ import {
   x402Authorization,
 } from '../shared/protocols/x402.js';
 import { MAX_ACCEPTS, MAX_HEADER_CHARS } from '../shared/protocols/x402-schemas.js';
+import { PAY_TO, S_USDC, v2Option } from './support/offers.js';
 
 const KEY: Hex = '0x8b3a350cf5c34c9194ca85829a2df0ec3153be0318b5e2d3348e872092edffba';
 const PAYER = privateKeyToAccount(KEY).address;
-const PAY_TO = '0x209693Bc6afc0C5328bA36FaF03C514EF312287C';
-const S_USDC = assetOf('sandbox', 'USDC');
 const S_EURC = assetOf('sandbox', 'EURC');
 const L_USDC = assetOf('live', 'USDC');
 
-/** A v2 option as @x402/express offers it. */
-const v2Option = (over: Record<string, unknown> = {}): Record<string, unknown> => ({
-  scheme: 'exact',
-  network: 'eip155:84532',
-  amount: '10000',
-  asset: S_USDC.address,
-  payTo: PAY_TO,
-  maxTimeoutSeconds: 300,
-  extra: { name: 'USDC', version: '2' },
-  ...over,
-});
 
 /** A v1 option as x402-express@1 offers it. */
 const v1Option = (over: Record<string, unknown> = {}): Record<string, unknown> => ({

@@ -10,6 +10,7 @@ import { bytesToHex } from 'viem';
 import { decodePayment as decodePaymentV1 } from 'x402/schemes';
 import { assetOf } from './support/merchants/fixtures.js';
 import { decodeBase64, decodeBase64Url, encodeBase64, encodeBase64Url } from '../shared/protocols/encoding.js';
+import { MAX_JSON_DEPTH, exceedsJsonDepth } from '../shared/protocols/json-depth.js';
 import * as Challenge from '../shared/protocols/mpp/Challenge.js';
 import * as Credential from '../shared/protocols/mpp/Credential.js';
 import { chooseMppChallenge } from '../shared/protocols/mpp/EvmCharge.js';
@@ -294,6 +295,87 @@ test('the MPP chooser never throws on any challenge our parser accepts', (t) => 
       const challenge = toChallenge({ ...c, method: 'evm', intent: 'charge', request: { ...c.request, methodDetails, amount: '1', currency: S_USDC.address, recipient: S_EURC.address } });
       const r = chooseMppChallenge([challenge, toChallenge(c)], { environment: 'sandbox' });
       return r.type === 'chosen' || r.type === 'none';
+    }),
+    { numRuns: RUNS },
+  );
+  t.pass();
+});
+
+// -------------------------------------------------------------------------------------------------------------
+// JSON depth (json-depth.ts): the iterative check agrees with the recursive definition, and no depth breaks it.
+
+/** Depth by the definition (recursive: only for the shallow values fast-check generates). */
+function depthOf(v: unknown): number {
+  if (typeof v !== 'object' || v === null) return 0;
+  const children: unknown[] = Array.isArray(v) ? v : Object.values(v);
+  return 1 + children.reduce<number>((m, c) => Math.max(m, depthOf(c)), 0);
+}
+
+/** `levels` containers, arrays or objects as `shape` says (cycled), around `leaf`; built without recursion. */
+function nestShaped(levels: number, shape: readonly boolean[], leaf: unknown): unknown {
+  let v = leaf;
+  for (let i = 0; i < levels; i++) v = shape[i % shape.length] ? [v] : { k: v };
+  return v;
+}
+
+test('exceedsJsonDepth agrees with the recursive depth on any JSON value and any bound', (t) => {
+  fc.assert(
+    fc.property(fc.jsonValue({ maxDepth: 12 }), fc.nat({ max: 14 }), (v, max) => exceedsJsonDepth(v, max) === depthOf(v) > max),
+    { numRuns: RUNS },
+  );
+  t.pass();
+});
+
+test('exceedsJsonDepth never throws, however deep: true exactly above MAX_JSON_DEPTH', (t) => {
+  fc.assert(
+    fc.property(
+      fc.integer({ min: 0, max: 20_000 }),
+      fc.array(fc.boolean(), { minLength: 1, maxLength: 8 }),
+      fc.jsonValue({ maxDepth: 2 }),
+      (levels, shape, leaf) => exceedsJsonDepth(nestShaped(levels, shape, leaf)) === levels + depthOf(leaf) > MAX_JSON_DEPTH,
+    ),
+    { numRuns: Math.min(RUNS, 300) },
+  );
+  t.pass();
+});
+
+test('a 402 nested at any depth decodes or is refused, never throws: refused exactly above MAX_JSON_DEPTH', (t) => {
+  const option = { scheme: 'exact', network: 'eip155:84532', amount: '1', asset: S_USDC.address, payTo: S_EURC.address, extra: { name: 'USDC', version: '2' } };
+  fc.assert(
+    fc.property(fc.integer({ min: 0, max: 6_000 }), fc.array(fc.boolean(), { minLength: 1, maxLength: 4 }), (levels, shape) => {
+      // {x402Version, accepts, extensions: {x: <levels>}}: levels + 2 deep.
+      const text = JSON.stringify({ x402Version: 2, accepts: [option], extensions: { x: '@' } }).replace('"@"', nestedText(levels, shape));
+      const header = decodePaymentRequiredV2(encodeBase64(text));
+      const body = decodePaymentRequiredV1(text.replace('"x402Version":2', '"x402Version":1'));
+      const refused = levels + 2 > MAX_JSON_DEPTH;
+      return (header.type === 'invalid') === refused && (refused ? body.type === 'invalid' : true);
+    }),
+    { numRuns: Math.min(RUNS, 200) },
+  );
+  t.pass();
+});
+
+/** `levels` containers as text (arrays or objects as `shape` says, cycled) around 0, without JSON.stringify. */
+function nestedText(levels: number, shape: readonly boolean[]): string {
+  let open = '';
+  let close = '';
+  for (let i = 0; i < levels; i++) {
+    const array = shape[i % shape.length];
+    open += array ? '[' : '{"k":';
+    close = (array ? ']' : '}') + close;
+  }
+  return `${open}0${close}`;
+}
+
+test('WWW-Authenticate: a Payment challenge is seen exactly when fewer than MAX_CHALLENGES challenges precede it', (t) => {
+  const valid = Challenge.serialize({ id: 'v', realm: 'r', method: 'evm', intent: 'charge', request: PaymentRequest.serialize({ amount: '1' }) });
+  const junk = fc.constantFrom('Payment', 'Bearer', 'Basic realm="x"', 'Payment id="only"', 'Negotiate abc==');
+  fc.assert(
+    fc.property(fc.array(junk, { maxLength: 40 }), (before) => {
+      const r = Challenge.deserializeList([...before, valid].join(', '));
+      const seen = r.type === 'decoded' && r.value.challenges.some((c) => c.id === 'v');
+      const examined = r.type === 'decoded' ? r.value.challenges.length + r.value.rejected.length : 0;
+      return seen === before.length < Challenge.MAX_CHALLENGES && examined <= Challenge.MAX_CHALLENGES;
     }),
     { numRuns: RUNS },
   );

@@ -3,7 +3,7 @@
 // the settled record, the ledger listing (json, csv, filters) and the summary.
 import test from 'ava';
 import { getAddress } from 'viem';
-import { TokenLedger } from '../shared/db/entities/index.js';
+import { RouterPayment, TokenLedger } from '../shared/db/entities/index.js';
 import { decodePaymentRequiredV2 } from '../shared/protocols/x402.js';
 import { MERCHANT_MPP, MERCHANT_V2 } from './support/merchants/fixtures.js';
 import { forEachDb } from './support/matrix.js';
@@ -216,4 +216,33 @@ forEachDb(({ stack, test }) => {
     }
     t.is((await u.api.get('/router/payments/summary?granularity=year')).status, 400);
   });
+
+  test('mode A: a target nested thousands of levels deep is refused as malformed (400), not a 500; nothing paid', async (t) => {
+    const { u, delegationId } = await paidUser();
+    const deep = (levels: number) => `${'['.repeat(levels)}0${']'.repeat(levels)}`;
+    // The USDC options (the delegation pays USD; the v2 merchant offers EURC first).
+    const usdc = (accepts: unknown): unknown => (accepts as { extra?: { name?: string } }[]).find((o) => o.extra?.name === 'USDC');
+    const option = usdc((await v2Target()).accepts);
+    const v1Option = usdc((await v1Target()).accepts);
+    // Raw bodies: JSON.stringify itself overflows on these (the hazard); the proxy's JSON.parse does not.
+    const post = (target: string) =>
+      u.api.raw('POST', '/router/payments', `{"delegationId":"${delegationId}","protocol":"x402","requestId":"${rid()}","target":${target}}`);
+    const bodies = {
+      'v2 extensions': `{"accepts":[${JSON.stringify(option)}],"extensions":{"x":${deep(4_200)}}}`,
+      'v2 resource': `{"accepts":[${JSON.stringify(option)}],"resource":{"url":"https://m.test/","x":${deep(4_200)}}}`,
+      'v1 accepts': `{"x402Version":1,"accepts":[${JSON.stringify(v1Option).replace(/}$/, `,"x":${deep(4_200)}}`)}]}`,
+    };
+    for (const [name, target] of Object.entries(bodies)) {
+      const r = await post(target);
+      t.is(r.status, 400, `${name}: ${r.text}`);
+      t.is(r.body.code, 'BCK.ROUTER.0001', name);
+      t.is(JSON.parse(r.body.params).reason, 'malformed_option', name);
+      t.regex(r.body.details, /nested deeper than 64 levels/, name);
+    }
+    // Just inside the bound the same offer is paid: only the depth was refused.
+    const ok = await post(`{"accepts":[${JSON.stringify(option)}],"extensions":{"x":${deep(62)}}}`);
+    t.is(ok.status, 200, ok.text);
+    t.is((await stack().ctx.db.em().count(RouterPayment, { userId: u.userId })), 1, 'only the accepted offer left a payment row');
+  });
+
 }, PAID_ENV);

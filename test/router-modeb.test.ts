@@ -6,6 +6,8 @@ import { TokenLedger } from '../shared/db/entities/index.js';
 import { addCatalogEntry } from '../shared/router/catalog.js';
 import { MERCHANT_MPP, MERCHANT_V1, MERCHANT_V2 } from './support/merchants/fixtures.js';
 import { type X402V2Merchant, startX402V2Merchant } from './support/merchants/x402-v2.js';
+import { startMppxHeaderMerchant } from './support/merchants/mppx-header.js';
+import * as MppCredential from '../shared/protocols/mpp/Credential.js';
 import { forEachDb } from './support/matrix.js';
 import {
   EURC,
@@ -33,7 +35,10 @@ let m: Merchants;
 let again: ScriptedMerchant;
 let redirect: ScriptedMerchant;
 let mppOnly: ScriptedMerchant;
-/** 402 (the v2 merchant's requirements) unpaid; on the paid hop: /cut drops the connection, /noreceipt answers 200 without a receipt. */
+/**
+ * 402 (the v2 merchant's requirements) unpaid; on the paid hop: /cut drops the connection, /huge declares a 200 MB
+ * answer, anything else answers 200 without a receipt.
+ */
 let flaky: ScriptedMerchant;
 const priced = new Map<bigint, X402V2Merchant>();
 const PRICES = [19n, 12_345n, 1_000_000n, 1_234_567n];
@@ -49,6 +54,10 @@ test.before(async () => {
       res.end('{}');
     } else if (req.url === '/cut') {
       res.socket?.destroy();
+    } else if (req.url === '/huge') {
+      // Declares more than any answer the router takes: the paid hop is refused before a byte of it is read.
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': '200000000' });
+      setTimeout(() => res.socket?.destroy(), 2_000).unref();
     } else {
       res.writeHead(200, { 'content-type': 'application/json', 'payment-response': 'not-a-receipt' });
       res.end('{"ok":true}');
@@ -261,21 +270,30 @@ forEachDb(({ stack, test }) => {
     t.true(again.seen.some((h) => h['payment-signature'] !== undefined), 'the credential was sent');
   });
 
-  test('paid hop cut by the merchant: 502, payment stays Issued, fee released, requestId spent', async (t) => {
-    const { u, delegationId } = await paidUser();
-    const requestId = rid();
-    const r = await u.api.post('/router/route', { requestId, delegationId, url: `${flaky.url}/cut` });
-    t.is(r.status, 502, r.text);
-    t.is(r.body.code, 'BCK.HTTP.0502');
-    t.true(r.body.retryable);
-    const rows = await paymentRows(stack(), u.userId);
-    t.is(rows.length, 1);
-    t.like(rows[0], { status: 'Issued', feeStatus: 'released' });
-    t.is((await delegationRow(stack(), delegationId)).amountSpentCents, 1n, 'merchant leg kept, fee released');
-    const dup = await u.api.post('/router/route', { requestId, delegationId, url: `${flaky.url}/cut` });
-    t.is(dup.status, 409);
-    t.is(dup.body.paymentId, rows[0]?.id);
-  });
+  // The caller's request was fine and the payment was made: a 400 that gave the requestId back would let a retry
+  // pay again, and would hide the payment from the caller.
+  for (const [path, what] of [['/cut', 'connection cut'], ['/huge', 'answer declared over the size limit']] as const) {
+    test(`paid hop failing after payment (${what}): 502 naming the payment, Issued, fee released, requestId spent`, async (t) => {
+      const { u, delegationId } = await paidUser();
+      const requestId = rid();
+      const call = { requestId, delegationId, url: `${flaky.url}${path}`, headers: { 'x-test-id': requestId } };
+      const calls = () => flaky.seen.filter((h) => h['x-test-id'] === requestId).length;
+      const r = await u.api.post('/router/route', call);
+      t.is(r.status, 502, r.text);
+      t.is(r.body.code, 'BCK.HTTP.0502');
+      t.true(r.body.retryable);
+      const rows = await paymentRows(stack(), u.userId);
+      t.is(rows.length, 1);
+      t.is(r.body.paymentId, rows[0]?.id, 'the error names the payment made for the call');
+      t.like(rows[0], { status: 'Issued', feeStatus: 'released' });
+      t.is((await delegationRow(stack(), delegationId)).amountSpentCents, 1n, 'merchant leg kept, fee released');
+      t.is(calls(), 2, 'the probe and the paid hop');
+      const dup = await u.api.post('/router/route', call);
+      t.is(dup.status, 409, dup.text);
+      t.is(dup.body.paymentId, rows[0]?.id);
+      t.is(calls(), 2, 'the duplicate did not call the merchant again');
+    });
+  }
 
   test('paid hop answered 200 with a malformed receipt: payment stays Issued, fee settled', async (t) => {
     const { u, delegationId } = await paidUser();
@@ -420,4 +438,103 @@ forEachDb(({ stack, test }) => {
     t.is(unknown.status, 400);
     t.is(unknown.body.code, 'BCK.ROUTER.0001');
   });
+
+  test('MPP challenge with header="Payment-Authorization" (mppx requiresAuth): credential sent in that field, Settled, record and ledger right', async (t) => {
+    const merchant = await startMppxHeaderMerchant({ chain: m.chain, recipient: MERCHANT_MPP, amount: '0.01' });
+    try {
+      const { u, delegationId } = await paidUser();
+      const requestId = rid();
+      const r = await u.api.post('/router/route', {
+        requestId,
+        delegationId,
+        url: merchant.url + merchant.paidPath,
+        // A caller-supplied field of the credential's name never reaches the merchant; ours replaces it.
+        headers: { 'Payment-Authorization': 'Payment forged', 'x-caller': 'kept' },
+      });
+      t.is(r.status, 200, r.text);
+      t.true(r.body.paid);
+      t.is(r.body.status, 200);
+      t.deepEqual(r.body.body, { answer: 42 });
+      const p = r.body.payment;
+      t.deepEqual(p.settlement, {
+        recipient: getAddress(MERCHANT_MPP),
+        amount: '10000',
+        network: 'eip155:84532',
+        approxCents: '1',
+        asset: USDC.address,
+        scheme: 'charge',
+      });
+      t.deepEqual(p.fee, { bps: 0, amount: '0', cents: '0', capChargedCents: '1' });
+      t.is(p.status, 'Settled');
+      t.regex(p.txHash, /^0x[0-9a-f]{64}$/);
+
+      // What the merchant saw: the probe without a credential, then the paid call with ours in Payment-Authorization.
+      t.is(merchant.seen.length, 2);
+      const [probe, paid] = merchant.seen;
+      t.is(probe?.['payment-authorization'], undefined);
+      const sent = paid?.['payment-authorization'];
+      if (typeof sent !== 'string') return t.fail('no Payment-Authorization on the paid call');
+      t.not(sent, 'Payment forged');
+      t.is(paid?.authorization, undefined, 'nothing in Authorization');
+      t.is(paid?.['x-caller'], 'kept');
+      const cred = MppCredential.deserialize(sent);
+      if (cred.type !== 'decoded') return t.fail(cred.reason);
+      t.is(cred.value.challenge.header, 'Payment-Authorization');
+      t.is(cred.value.source, `did:pkh:eip155:84532:${getAddress(u.walletAddress)}`);
+      t.deepEqual(merchant.settled.map((x) => [x.reference, x.from]), [[p.txHash, getAddress(u.walletAddress)]]);
+      t.deepEqual(transfersFrom(u.walletAddress).map((x) => [x.to, x.value]), [[getAddress(MERCHANT_MPP), PRICE]]);
+
+      const row = await paymentRow(stack(), p.paymentId);
+      t.like(row, {
+        userId: u.userId,
+        requestId,
+        delegationId,
+        mode: 'route',
+        protocol: 'mpp',
+        x402Version: null,
+        status: 'Settled',
+        txHash: p.txHash,
+        amount: PRICE,
+        feeAmount: 0n,
+        capChargedCents: 1n,
+        feeStatus: 'none',
+      });
+      t.is((await paymentRows(stack(), u.userId)).length, 1);
+      t.is((await delegationRow(stack(), delegationId)).amountSpentCents, 1n);
+      t.deepEqual((await delegationTransactions(stack(), delegationId)).map((x) => [x.kind, x.amountCents, x.reference]), [['reserve', 1n, p.paymentId]]);
+      t.is(await ledgerBalance(stack(), u.walletAddress), 100_000_000n - PRICE);
+      t.deepEqual(await movesOf(p.paymentId), [['router', u.walletAddress, getAddress(MERCHANT_MPP), PRICE]]);
+    } finally {
+      await merchant.close();
+    }
+  });
+
+  test('MPP challenge naming a forbidden credential field (Host, Content-Length, X-Router-*...): refused while choosing, no payment', async (t) => {
+    const merchant = await startMppxHeaderMerchant({ chain: m.chain, recipient: MERCHANT_MPP, amount: '0.01' });
+    const www = (await fetch(merchant.url + merchant.paidPath)).headers.get('www-authenticate') ?? '';
+    t.regex(www, /header="Payment-Authorization"/);
+    let field = 'Host';
+    const forbidden = await scriptedMerchant((_req, res) => {
+      res.writeHead(402, { 'www-authenticate': www.replace('header="Payment-Authorization"', `header="${field}"`) });
+      res.end('{}');
+    });
+    try {
+      const { u, delegationId } = await paidUser();
+      for (const name of ['Host', 'Content-Length', 'Transfer-Encoding', 'Connection', 'Cookie', 'X-Router-Payment-Id', 'Content-Type']) {
+        field = name;
+        const r = await u.api.post('/router/route', { requestId: rid(), delegationId, url: `${forbidden.url}/paid` });
+        t.is(r.status, 400, `${name}: ${r.text}`);
+        t.is(r.body.code, 'BCK.ROUTER.0001', name);
+        t.is(JSON.parse(r.body.params).reason, 'unsupported_credential_header', name);
+      }
+      t.is(forbidden.seen.length, 7, 'each call probed once, never re-sent');
+      t.is((await paymentRows(stack(), u.userId)).length, 0);
+      t.is((await delegationRow(stack(), delegationId)).amountSpentCents, 0n);
+      t.is(await ledgerBalance(stack(), u.walletAddress), 100_000_000n);
+      t.is(transfersFrom(u.walletAddress).length, 0);
+    } finally {
+      await Promise.all([merchant.close(), forbidden.close()]);
+    }
+  });
+
 }, PAID_ENV);

@@ -146,6 +146,23 @@ forEachDb(({ stack, test }) => {
     t.is((await delegationRow(stack(), delegationId)).amountSpentCents, 1n, 'fee released');
   });
 
+  test('a 402 whose body breaks off -> 502 BCK.HTTP.0502, nothing paid', async (t) => {
+    const { u, delegationId } = await paidUser();
+    const broken = await scriptedMerchant((_req, res) => {
+      res.writeHead(402, { 'content-type': 'application/json', 'content-length': '1000' });
+      res.write('{"x402Version":2,');
+      setTimeout(() => res.socket?.destroy(), 50).unref();
+    });
+    try {
+      const r = await u.api.call('GET', '/router/proxy', undefined, hdrs(`${broken.url}/x`, delegationId));
+      t.is(r.status, 502, r.text);
+      t.is(r.body.code, 'BCK.HTTP.0502');
+      t.is((await paymentRows(stack(), u.userId)).length, 0);
+    } finally {
+      await broken.close();
+    }
+  });
+
   test('a redirect to 169.254.169.254 is relayed as a 3xx without its location, never followed', async (t) => {
     const { u, delegationId } = await paidUser();
     const r = await fetch(`${stack().baseUrl}/router/proxy`, {

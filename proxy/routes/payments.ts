@@ -13,19 +13,22 @@ import { sendJson } from '../respond.js';
 const JSON_LIMIT = 1_048_576;
 
 export function paymentRoutes(table: RouteTable, rc: RouterContext): void {
+  const timeoutMs = rc.ctx.config.ROUTER_REQUEST_BODY_TIMEOUT_MS;
+  const small = { maxBytes: JSON_LIMIT, timeoutMs };
+  const routed = { maxBytes: rc.ctx.config.ROUTER_MAX_REQUEST_BYTES, timeoutMs };
   table.add('POST', '/api/v1/router/payments', async ({ req, res, principal }) => {
-    const body = parseOr400(MintBody, await readJson(req, JSON_LIMIT), 'body');
+    const body = parseOr400(MintBody, await readJson(req, small), 'body');
     sendJson(res, 200, await mintCredential(rc, principal, body));
   });
 
   table.add('POST', '/api/v1/router/route', async ({ req, res, principal }) => {
-    const raw = await readJson(req, rc.ctx.config.ROUTER_MAX_REQUEST_BYTES);
+    const raw = await readJson(req, routed);
     const body = parseOr400(RouteBody, raw, 'body');
     sendJson(res, 200, await routePaid(rc, principal, body));
   });
 
   table.add('POST', '/api/v1/router/payments/:id/settled', async ({ req, res, principal, params }) => {
-    const body = parseOr400(SettledBody, await readJson(req, JSON_LIMIT), 'body');
+    const body = parseOr400(SettledBody, await readJson(req, small), 'body');
     const id = params.id ?? '';
     if (!/^[0-9a-f-]{36}$/.test(id)) throw new AppError('BCK.ROUTER.0004', 'payment not found');
     sendJson(res, 200, await recordSettled(rc.ctx, principal.userId, id, body.txHash));

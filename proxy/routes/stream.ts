@@ -10,7 +10,7 @@ import { withClaim } from '../../shared/router/idempotency.js';
 import { headerOf } from '../../shared/router/outcome.js';
 import { payAndResend } from '../../shared/router/pay-and-resend.js';
 import { RequestId } from '../../shared/router/schemas.js';
-import { type UpstreamStreamResult, upstreamAppError } from '../../shared/upstream/index.js';
+import { UpstreamStreamError, type UpstreamStreamResult, upstreamAppError } from '../../shared/upstream/index.js';
 import { parseOr400 } from '../http/json.js';
 import { readBody } from '../http/read-body.js';
 import type { RouteTable } from '../http/route-table.js';
@@ -66,13 +66,14 @@ async function relay(
 }
 
 export function streamRoutes(table: RouteTable, rc: RouterContext): void {
+  const bodyLimits = { maxBytes: rc.ctx.config.ROUTER_MAX_REQUEST_BYTES, timeoutMs: rc.ctx.config.ROUTER_REQUEST_BODY_TIMEOUT_MS };
   const handler = async ({ req, res, principal }: { req: IncomingMessage; res: ServerResponse; principal: Principal }) => {
     const h = parseOr400(ProxyHeaders, req.headers, 'headers');
     const release = rc.limiter.acquire(principal.userId);
     if (release === undefined) throw new AppError('BCK.ROUTER.0007', 'too many router calls in flight for this user');
     try {
       await withClaim(rc, principal, h['x-router-request-id'], async (claim) => {
-        const body = await readBody(req, rc.ctx.config.ROUTER_MAX_REQUEST_BYTES);
+        const body = await readBody(req, bodyLimits);
         const call = {
           url: h['x-router-target-url'],
           method: req.method ?? 'GET',
@@ -89,7 +90,10 @@ export function streamRoutes(table: RouteTable, rc: RouterContext): void {
           await relay(res, probe);
           return;
         }
-        const text = await readAll(probe.body, MAX_402_BODY_BYTES);
+        // A 402 whose body breaks off (reset, stall) is the merchant's failure: 502, as /router/route answers it.
+        const text = await readAll(probe.body, MAX_402_BODY_BYTES).catch((err: unknown) => {
+          throw err instanceof UpstreamStreamError ? upstreamAppError(err.outcome) : new AppError('BCK.HTTP.0502', 'the merchant\'s 402 answer broke off');
+        });
         const { issued, response: paid, done } = await payAndResend(
           rc,
           principal,

@@ -83,30 +83,27 @@ export async function listDelegations(
   q: { page: number; offset: number; accessible?: boolean | undefined; status?: DelegationStatus | undefined },
 ): Promise<{ total: number; page: number; offset: number; delegations: DelegationRecord[] }> {
   const now = ctx.now();
-  const where: Record<string, unknown> = { userId: caller.userId };
+  // Every filter narrows: `accessible` AND `status` (a switch that assigned into one object let `status` replace
+  // the accessible conditions, so accessible=true&status=Revoked listed revoked delegations).
+  const conditions: Record<string, unknown>[] = [];
   const active = { status: 'Active', expiresAt: { $gt: now }, ...sqlCondition('amount_spent_cents < spending_limit_cents') };
-  if (q.accessible === true) {
-    Object.assign(where, active, { $or: [{ apiKeyId: null }, { apiKeyId: caller.apiKeyId }] });
-  }
+  if (q.accessible === true) conditions.push(active, { $or: [{ apiKeyId: null }, { apiKeyId: caller.apiKeyId }] });
   switch (q.status) {
     case 'Active':
-      Object.assign(where, active);
+      conditions.push(active);
       break;
     case 'Revoked':
-      where.status = 'Revoked';
+      conditions.push({ status: 'Revoked' });
       break;
     case 'Expired':
-      Object.assign(where, { status: 'Active', expiresAt: { $lte: now } });
+      conditions.push({ status: 'Active', expiresAt: { $lte: now } });
       break;
     case 'Exhausted':
-      Object.assign(where, {
-        status: 'Active',
-        expiresAt: { $gt: now },
-        ...sqlCondition('amount_spent_cents >= spending_limit_cents'),
-      });
+      conditions.push({ status: 'Active', expiresAt: { $gt: now }, ...sqlCondition('amount_spent_cents >= spending_limit_cents') });
       break;
     default:
   }
+  const where = conditions.length === 0 ? { userId: caller.userId } : { userId: caller.userId, $and: conditions };
   const [rows, total] = await ctx.db.em().findAndCount(Delegation, where, {
     orderBy: { createdAt: 'desc', id: 'asc' },
     limit: q.offset,

@@ -25,6 +25,8 @@ export const catalogue = {
   'BCK.HTTP.0400': entry(400, 'validation', 'Invalid request', 'Check the request body and parameters against the API reference.'),
   'BCK.HTTP.0404': entry(404, 'not_found', 'Route not found', 'Check the method and path.'),
   'BCK.HTTP.0405': entry(405, 'validation', 'Method not allowed', 'Check the method.'),
+  // RFC 9110 §15.5.9: the request (its body) did not arrive in time; the server closes the connection.
+  'BCK.HTTP.0408': entry(408, 'validation', 'Request timeout', 'Send the whole request body without stalling; the connection was closed, so open a new one.', true),
   'BCK.HTTP.0413': entry(413, 'validation', 'Request body too large', 'Send a smaller body.'),
   'BCK.HTTP.0415': entry(415, 'validation', 'Unsupported content type', 'Send Content-Type: application/json.'),
   'BCK.HTTP.0500': entry(500, 'internal', 'Internal server error', 'Retry later; report the correlationId if it persists.', true),

@@ -41,6 +41,8 @@ export interface PaymentChooseOptions extends X402ChooseOptions {
   /** ROUTER_MPP_ASSETS for the environment's chain; default: the built-in table. */
   readonly mppAssets?: readonly Asset[] | undefined;
   readonly nowMs?: number | undefined;
+  /** MPP: the policy for a challenge's `header` parameter (see MppChooseOptions). */
+  readonly credentialHeaderRefusal?: ((name: string) => string | undefined) | undefined;
 }
 
 export type PaymentChoice =
@@ -61,7 +63,7 @@ function x402Attempt(answer: UpstreamAnswer, o: PaymentChooseOptions): Attempt {
   const header = answer.paymentRequired === undefined ? answer.header(X402Headers.paymentRequired) : undefined;
   if (answer.paymentRequired !== undefined || header !== undefined) {
     const pr = header === undefined ? decodePaymentRequiredV2Value(answer.paymentRequired) : decodePaymentRequiredV2(header);
-    if (pr.type === 'invalid') return malformed(pr.reason);
+    if (pr.type === 'invalid') return malformedOffer(pr.reason);
     const choice = chooseX402Option(pr.value.accepts, o);
     if (choice.type === 'none') return choice;
     return { type: 'x402', version: 2, choice, resource: pr.value.resource, extensions: pr.value.extensions };
@@ -70,7 +72,7 @@ function x402Attempt(answer: UpstreamAnswer, o: PaymentChooseOptions): Attempt {
   // A body is x402 v1 only if it is JSON naming `accepts`; anything else is just a body.
   if (body === undefined || !body.includes('"accepts"')) return undefined;
   const pr = decodePaymentRequiredV1(body);
-  if (pr.type === 'invalid') return malformed(pr.reason);
+  if (pr.type === 'invalid') return malformedOffer(pr.reason);
   const choice = chooseX402Option(pr.value.accepts, o);
   return choice.type === 'none' ? choice : { type: 'x402', version: 1, choice };
 }
@@ -79,18 +81,20 @@ function mppAttempt(answer: UpstreamAnswer, o: PaymentChooseOptions): Attempt {
   const header = answer.header('WWW-Authenticate');
   if (header === undefined || !/payment/i.test(header)) return undefined;
   const parsed = Challenge.deserializeList(header);
-  if (parsed.type === 'invalid') return /(^|[\s,])payment([\s,]|$)/i.test(header) ? malformed(parsed.reason) : undefined;
+  if (parsed.type === 'invalid') return /(^|[\s,])payment([\s,]|$)/i.test(header) ? malformedOffer(parsed.reason) : undefined;
   const choice = chooseMppChallenge(parsed.value.challenges, {
     environment: o.environment,
     assets: o.mppAssets,
     fundedNetworks: o.fundedNetworks,
     allowedRecipients: o.allowedRecipients,
     nowMs: o.nowMs,
+    credentialHeaderRefusal: o.credentialHeaderRefusal,
   });
   return choice.type === 'none' ? choice : { type: 'mpp', choice };
 }
 
-function malformed(detail: string): NoChoice {
+/** The refusal of an offer that does not decode (the same whether the 402 came from a merchant or a mode A body). */
+export function malformedOffer(detail: string): NoChoice {
   return noChoice([{ index: 0, reason: ChoiceReason.malformedOption, detail }], 'payment offer');
 }
 

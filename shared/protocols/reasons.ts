@@ -26,6 +26,11 @@ export const ChoiceReason = {
   unsupportedIntent: 'unsupported_intent',
   /** MPP: the request does not accept the `authorization` credential type. */
   unsupportedCredentialType: 'unsupported_credential_type',
+  /**
+   * MPP: the challenge's `header` parameter names a field the credential may not go in (not a token, or one the
+   * router never lets a merchant set: host, content-length, hop-by-hop, cookie, x-router-*, ...).
+   */
+  unsupportedCredentialHeader: 'unsupported_credential_header',
   /** MPP: payment splits; one EIP-3009 authorization pays one recipient. */
   splitsNotSupported: 'splits_not_supported',
   /** MPP: a currency outside ROUTER_MPP_ASSETS (default: the built-in USDC/EURC table). */
@@ -52,6 +57,7 @@ const PROGRESS: Record<ChoiceReason, number> = {
   currency_not_allowed: 5,
   eip712_domain_mismatch: 6,
   unsupported_credential_type: 6,
+  unsupported_credential_header: 6,
   splits_not_supported: 7,
   challenge_expired: 8,
   amount_out_of_range: 9,

@@ -26,6 +26,7 @@ import {
   isJsonObject,
   parseJson,
 } from './encoding.js';
+import { MAX_JSON_DEPTH, exceedsJsonDepth } from './json-depth.js';
 import { ChoiceReason, type NoChoice, type Rejection, clip, noChoice } from './reasons.js';
 import {
   type AuthorizationWire,
@@ -80,10 +81,18 @@ function tooManyAccepts(value: unknown): boolean {
   return isJsonObject(value) && Array.isArray(value.accepts) && value.accepts.length > MAX_ACCEPTS;
 }
 
+/**
+ * Refuses a 402 nested deeper than MAX_JSON_DEPTH before anything recursive walks it: the v2 credential echoes
+ * `accepted`, `resource` and `extensions` through JSON.stringify, which overflows the stack (RangeError, a 500)
+ * on a few thousand levels that JSON.parse accepted (json-depth.ts).
+ */
+const TOO_DEEP = `nested deeper than ${MAX_JSON_DEPTH} levels`;
+
 /** Decodes a parsed v1 402 body (`{x402Version: 1, accepts}`). */
 export function decodePaymentRequiredV1Value(value: unknown): Decoded<PaymentRequiredV1> {
   if (!isJsonObject(value)) return invalid('the 402 body is not a JSON object');
   if (tooManyAccepts(value)) return invalid(`more than ${MAX_ACCEPTS} payment options`);
+  if (exceedsJsonDepth(value)) return invalid(`the 402 body is ${TOO_DEEP}`);
   return verbatim(PaymentRequiredV1, value, 'x402 v1 body');
 }
 
@@ -99,6 +108,7 @@ export function decodePaymentRequiredV1(body: string): Decoded<PaymentRequiredV1
 export function decodePaymentRequiredV2Value(value: unknown): Decoded<PaymentRequiredV2> {
   if (!isJsonObject(value)) return invalid('PAYMENT-REQUIRED is not a JSON object');
   if (tooManyAccepts(value)) return invalid(`more than ${MAX_ACCEPTS} payment options`);
+  if (exceedsJsonDepth(value)) return invalid(`PAYMENT-REQUIRED is ${TOO_DEEP}`);
   return verbatim(PaymentRequiredV2, value, 'PAYMENT-REQUIRED');
 }
 

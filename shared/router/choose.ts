@@ -3,8 +3,10 @@ import { getAddress } from 'viem';
 import { AppError } from '../errors/app-error.js';
 import { type Asset, NETWORKS } from '../assets.js';
 import { decodeBase64, encodeBase64, isJsonObject, parseJson } from '../protocols/encoding.js';
+import { exceedsJsonDepth } from '../protocols/json-depth.js';
 import { type PaymentChoice, type UpstreamAnswer, choosePayment } from '../protocols/payment.js';
 import type { NoChoice } from '../protocols/reasons.js';
+import { credentialHeaderRefusal } from '../upstream/index.js';
 import type { RouterContext } from './context.js';
 import type { DelegationRow } from './pay.js';
 
@@ -31,6 +33,9 @@ export function chooseOptions(rc: RouterContext, delegation: DelegationRow) {
     fundedNetworks: c.ROUTER_FUNDED_NETWORKS?.split(','),
     allowedRecipients: delegation.allowedRecipients ?? undefined,
     mppAssets,
+    // An MPP challenge naming a field the outbound module would refuse is refused here, before issuePayment
+    // (DESIGN §7 step 5), so the payment is never made for a credential that cannot be sent.
+    credentialHeaderRefusal,
   };
 }
 
@@ -49,9 +54,13 @@ function inDelegationCurrency(rc: RouterContext, delegation: DelegationRow, answ
     NETWORKS[rc.ctx.config.ENVIRONMENT].assets.filter((a) => a.symbol !== symbol).map((a) => a.address.toLowerCase()),
   );
   const keep = (o: unknown) => !(isJsonObject(o) && typeof o.asset === 'string' && foreign.has(o.asset.toLowerCase()));
-  /** The object with `accepts` narrowed, or undefined when it cannot or need not be narrowed. */
+  /**
+   * The object with `accepts` narrowed, or undefined when it cannot or need not be narrowed. A value nested too
+   * deeply is left as it is: re-encoding it below would overflow JSON.stringify (RangeError, a 500), and the
+   * protocol decoder refuses it as malformed anyway (json-depth.ts).
+   */
   const narrowed = (value: unknown): Record<string, unknown> | undefined => {
-    if (!isJsonObject(value) || !Array.isArray(value.accepts)) return undefined;
+    if (!isJsonObject(value) || !Array.isArray(value.accepts) || exceedsJsonDepth(value)) return undefined;
     const kept = value.accepts.filter(keep);
     if (kept.length === 0 || kept.length === value.accepts.length) return undefined;
     return { ...value, accepts: kept };

@@ -84,9 +84,9 @@ export async function withClaim<T>(
       rc.claims.assign(principal.userId, requestId, err.params.paymentId);
       throw err;
     }
-    // Spent once signed (assigned and not refused before signing): keep the claim; otherwise give it back.
-    const refusedBeforeSigning = !assigned || (err instanceof AppError && ['BCK.ROUTER.0003', 'BCK.ROUTER.0009', 'BCK.ROUTER.0001'].includes(err.code));
-    if (refusedBeforeSigning && !(err instanceof AppError && err.code === 'BCK.ROUTER.0002')) claim.release();
+    // Spent once its payment committed (assigned): whatever fails after that (the paid hop), the requestId stays
+    // taken and duplicates are told the paymentId. Refused before (no payment): give it back for a retry.
+    if (!assigned && !(err instanceof AppError && err.code === 'BCK.ROUTER.0002')) claim.release();
     throw err;
   }
 }

@@ -2,8 +2,9 @@
 // (DESIGN §7: steps 1, 3, 5-7 without calling the merchant).
 import type { Principal } from '../accounts/api-keys.js';
 import { AppError } from '../errors/app-error.js';
-import type { UpstreamAnswer } from '../protocols/payment.js';
-import { chooseFromAnswer } from './choose.js';
+import { MAX_JSON_DEPTH, exceedsJsonDepth } from '../protocols/json-depth.js';
+import { type UpstreamAnswer, malformedOffer } from '../protocols/payment.js';
+import { chooseFromAnswer, refusal } from './choose.js';
 import type { RouterContext } from './context.js';
 import { spendableDelegation } from './delegation-snapshot.js';
 import { feeRecord } from './fees.js';
@@ -21,6 +22,9 @@ function answerOf(body: MintBody): UpstreamAnswer {
     return { header: (n) => (n.toLowerCase() === 'www-authenticate' ? challenge : undefined) };
   }
   if (!Array.isArray(t.accepts)) throw new AppError('BCK.ROUTER.0001', 'target.accepts is required for x402');
+  // Re-encoding a v1 target below (JSON.stringify) would overflow the stack on a few thousand levels (RangeError,
+  // a 500): refused as the malformed offer it is, with the refusal the decoder gives a deep 402 (json-depth.ts).
+  if (exceedsJsonDepth(t.accepts, MAX_JSON_DEPTH - 1)) throw refusal(malformedOffer(`target.accepts is nested deeper than ${MAX_JSON_DEPTH} levels`));
   if (t.x402Version === 1) return { header: () => undefined, body: JSON.stringify({ x402Version: 1, accepts: t.accepts }) };
   // As the PAYMENT-REQUIRED header would decode: only the keys the caller sent.
   const required: Record<string, unknown> = { x402Version: 2, accepts: t.accepts };

@@ -2,7 +2,8 @@
 // merchant's 402, issue the payment, re-send with the credential, record the outcome.
 import type { Principal } from '../accounts/api-keys.js';
 import type { UpstreamAnswer } from '../protocols/payment.js';
-import { type Failed, type OutgoingHeaders, type Refused, upstreamAppError } from '../upstream/index.js';
+import { AppError } from '../errors/app-error.js';
+import type { Failed, OutgoingHeaders, Refused } from '../upstream/index.js';
 import { chooseFromAnswer } from './choose.js';
 import type { RouterContext } from './context.js';
 import type { ClaimHandle } from './idempotency.js';
@@ -48,7 +49,10 @@ export async function payAndResend<B>(
   if (response.type !== 'response') {
     // The credential may have reached the merchant: the merchant leg stays spent, the fee leg is released.
     await finishPayment(rc, issued, { status: 502, outcome: { type: 'issued' } }, principal.walletAddress);
-    throw upstreamAppError(response);
+    // After the payment the caller's request was fine: whatever refused the paid hop (an answer over the size
+    // limit, a name that now resolves to a private address) is the merchant's failure, a 502 naming the payment.
+    const { reason } = response;
+    throw new AppError('BCK.HTTP.0502', `the paid call to the merchant failed: ${reason}`, { reason, paymentId: issued.paymentId }, { paymentId: issued.paymentId });
   }
   const done = await finishPayment(
     rc,

@@ -4,7 +4,7 @@ import { uuidv7 } from '../ids.js';
 import type { Principal } from '../accounts/api-keys.js';
 import type { InferEntity } from '@mikro-orm/core';
 import { bytesToHex } from 'viem';
-import type { Delegation, RouterPayment } from '../db/entities/index.js';
+import { type Delegation, RouterPayment } from '../db/entities/index.js';
 import { whyCapRefused } from '../delegations/service.js';
 import { releaseIn, reserveIn } from '../delegations/spend.js';
 import { isUniqueViolation } from '../db/sql.js';
@@ -15,7 +15,7 @@ import { InsufficientFunds, type Movement, applyMovements } from '../settlement/
 import type { RouterContext } from './context.js';
 import type { ClaimHandle } from './idempotency.js';
 import { type Fees, computeFees } from './fees.js';
-import { duplicateError, insertPaymentIn, paymentIdOf, updatePaymentIn } from './payments.js';
+import { duplicateError, insertPaymentIn, paymentIdOf, resolveFeeIn, updatePaymentIn } from './payments.js';
 
 export type DelegationRow = InferEntity<typeof Delegation>;
 
@@ -166,28 +166,29 @@ export async function finishPayment(
   const now = ctx.now();
   const feeLeg: Movement = { from: buyer, to: rc.feeRecipient, asset: row.asset, amount: fees.feeAmount, kind: 'router_fee', reference: row.id };
   const releaseFee = { delegationId: row.delegationId, amountCents: fees.feeCents, reference: row.id, description: 'fee leg not settled' };
-  // One transaction: the fee leg settles (2xx) or its cap share is released, and the status moves.
-  const settle = async (tryFee: boolean): Promise<void> =>
+  // One transaction: the fee leg settles (2xx) or its cap share is released, once (whoever moves fee_status off
+  // `reserved` moves the money), and the status moves from Issued. A payment its caller recorded /settled
+  // meanwhile keeps that status; its fee leg is still resolved.
+  const settle = async (tryFee: boolean): Promise<boolean> =>
     ctx.db.sql.transaction(async (tx) => {
-      let feeStatus = row.feeStatus;
-      if (row.feeStatus === 'reserved') {
-        if (tryFee) {
-          await applyMovements(tx, [feeLeg], now);
-          feeStatus = 'settled';
-        } else {
-          if (fees.feeCents > 0n) await releaseIn(tx, releaseFee, now);
-          feeStatus = 'released';
-        }
+      if (row.feeStatus === 'reserved' && (await resolveFeeIn(tx, row.id, tryFee ? 'settled' : 'released', now))) {
+        if (tryFee) await applyMovements(tx, [feeLeg], now);
+        else if (fees.feeCents > 0n) await releaseIn(tx, releaseFee, now);
       }
-      await updatePaymentIn(tx, row.id, 'Issued', { status, txHash, failureReason, feeStatus }, now);
+      return updatePaymentIn(tx, row.id, 'Issued', { status, txHash, failureReason }, now);
     }, { serializeOn: buyer });
   const ok = answer.status >= 200 && answer.status < 300;
+  let moved: boolean;
   try {
-    await settle(ok);
+    moved = await settle(ok);
   } catch (err) {
     // The buyer's balance no longer covers the fee leg: release it instead (the merchant leg stands).
     if (!(ok && err instanceof InsufficientFunds)) throw err;
-    await settle(false);
+    moved = await settle(false);
+  }
+  if (!moved) {
+    const current = await ctx.db.em().findOne(RouterPayment, { id: row.id }, { fields: ['status', 'txHash'] });
+    return { status: current?.status ?? status, txHash: current?.txHash ?? null };
   }
   return { status, txHash };
 }

@@ -32,18 +32,27 @@ export async function paymentIdOf(ctx: ServiceContext, userId: string, requestId
   return (await ctx.db.em().findOne(RouterPayment, { userId, requestId }, { fields: ['id'] }))?.id;
 }
 
-/** Moves a payment from one of `from` to another status inside the caller's transaction. */
+/** Moves a payment from status `from` to another inside the caller's transaction; false if it was no longer `from`. */
 export async function updatePaymentIn(
   tx: SqlTx,
   paymentId: string,
   from: string,
-  to: { status: string; txHash: string | null; failureReason: string | null; feeStatus: string },
+  to: { status: string; txHash: string | null; failureReason: string | null },
   now: Date,
 ): Promise<boolean> {
   const n = await tx.run(
-    'update router_payment set status = ?, tx_hash = ?, failure_reason = ?, fee_status = ?, updated_at = ? where id = ? and status = ?',
-    [to.status, to.txHash, to.failureReason, to.feeStatus, now, paymentId, from],
+    'update router_payment set status = ?, tx_hash = ?, failure_reason = ?, updated_at = ? where id = ? and status = ?',
+    [to.status, to.txHash, to.failureReason, now, paymentId, from],
   );
+  return n === 1;
+}
+
+/**
+ * Takes a reserved fee leg to `settled` or `released` inside the caller's transaction: true for the one caller
+ * that moved it (who then moves the money), false if it was no longer reserved.
+ */
+export async function resolveFeeIn(tx: SqlTx, paymentId: string, feeStatus: 'settled' | 'released', now: Date): Promise<boolean> {
+  const n = await tx.run("update router_payment set fee_status = ?, updated_at = ? where id = ? and fee_status = 'reserved'", [feeStatus, now, paymentId]);
   return n === 1;
 }
 
@@ -67,13 +76,17 @@ export function duplicateError(paymentId: string): AppError {
 
 /** POST /router/payments/{id}/settled: records the on-chain transaction of a minted payment. */
 export async function recordSettled(ctx: ServiceContext, userId: string, paymentId: string, txHash: string): Promise<PaymentRecord> {
-  const em = ctx.db.em();
-  const row = await em.findOne(RouterPayment, { id: paymentId, userId });
+  // A transaction hash is hex: compared and stored in lower case, so 0xAB.. and 0xab.. are the same hash.
+  const hash = txHash.toLowerCase();
+  const row = await ctx.db.em().findOne(RouterPayment, { id: paymentId, userId });
   if (row === null) throw new AppError('BCK.ROUTER.0004', `payment ${paymentId} not found`);
-  if (row.status === 'Settled' && row.txHash === txHash) return paymentRecord(row); // same hash again: no-op
-  const ok = await setPaymentStatus(ctx, paymentId, ['Issued'], { status: 'Settled', txHash });
-  if (!ok) {
-    throw new AppError('BCK.ROUTER.0005', `payment ${paymentId} is ${row.status}${row.txHash ? ` with another txHash` : ''}`);
+  const sameHash = (r: { status: string; txHash?: string | null | undefined }) => r.status === 'Settled' && r.txHash?.toLowerCase() === hash;
+  if (sameHash(row)) return paymentRecord(row); // same hash again: no-op
+  if (!(await setPaymentStatus(ctx, paymentId, ['Issued'], { status: 'Settled', txHash: hash }))) {
+    // Lost a race (another /settled, or the paid call's outcome): read what won; the same hash is still a no-op.
+    const now = await ctx.db.em().findOneOrFail(RouterPayment, { id: paymentId });
+    if (sameHash(now)) return paymentRecord(now);
+    throw new AppError('BCK.ROUTER.0005', `payment ${paymentId} is ${now.status}${now.txHash ? ' with another txHash' : ''}`);
   }
   return paymentRecord(await ctx.db.em().findOneOrFail(RouterPayment, { id: paymentId }));
 }

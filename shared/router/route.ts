@@ -1,8 +1,9 @@
 // Mode B (POST /router/route): call the merchant, pay its 402 and relay the answer (DESIGN §7 steps 1-8).
 import type { Principal } from '../accounts/api-keys.js';
 import { AppError } from '../errors/app-error.js';
+import { exceedsJsonDepth } from '../protocols/json-depth.js';
 import type { UpstreamResult } from '../upstream/index.js';
-import { upstreamAppError } from '../upstream/index.js';
+import { REASON, upstreamAppError } from '../upstream/index.js';
 import { resolveSlug } from './catalog.js';
 import { payAndResend } from './pay-and-resend.js';
 import type { RouterContext } from './context.js';
@@ -15,20 +16,45 @@ import type { RouteBody } from './schemas.js';
 /** The body a 402 must fit in to be read for its requirements (x402 v1 puts them in the JSON body). */
 const MAX_402_BODY_BYTES = 256 * 1024;
 
-/** JSON when the merchant said so (or it parses), else text. */
+/**
+ * Deepest JSON the route re-serializes (json-depth.ts: JSON.parse copes with any depth, JSON.stringify throws
+ * RangeError near 4,000 levels). Past it an answer is relayed as its text and a request `body` is refused. Not the
+ * protocol decoders' 64: these are the merchant's and the caller's own payloads, not payment offers, and 512 still
+ * leaves the envelope around them far from the overflow.
+ */
+const MAX_ROUTE_JSON_DEPTH = 512;
+
+/**
+ * JSON when it parses, else text (as the contract's `body` is for a non-JSON answer). JSON nested deeper than we
+ * can serialize again is relayed as its text too: re-serializing it would fail after the payment was recorded.
+ */
 function relayBody(r: Extract<UpstreamResult, { type: 'response' }>): unknown {
   const text = r.body.toString('utf8');
   if (text === '') return null;
+  let value: unknown;
   try {
-    return JSON.parse(text) as unknown;
+    value = JSON.parse(text) as unknown;
   } catch {
     return text;
   }
+  return exceedsJsonDepth(value, MAX_ROUTE_JSON_DEPTH) ? text : value;
 }
 
-function responseOrThrow(r: UpstreamResult): Extract<UpstreamResult, { type: 'response' }> {
-  if (r.type !== 'response') throw upstreamAppError(r);
-  return r;
+/**
+ * The probe's result, or the error it ends in. An answer over ROUTER_MAX_ROUTE_BODY_BYTES is refused like one over
+ * the relay cap (400 BCK.ROUTER.0001, to-app-error.ts: asking again meets the same answer), naming the limit and
+ * the streaming route that takes it. The paid hop's refusal is pay-and-resend's: 502 naming the payment.
+ */
+function responseOrThrow(r: UpstreamResult, limit: number): Extract<UpstreamResult, { type: 'response' }> {
+  if (r.type === 'response') return r;
+  if (r.type === 'refused' && r.reason === REASON.responseTooLarge) {
+    throw new AppError(
+      'BCK.ROUTER.0001',
+      `the merchant's answer exceeds the ${limit} bytes /router/route buffers (ROUTER_MAX_ROUTE_BODY_BYTES); /router/proxy streams it`,
+      { reason: r.reason, limitBytes: limit },
+    );
+  }
+  throw upstreamAppError(r);
 }
 
 export async function targetUrl(rc: RouterContext, body: Pick<RouteBody, 'url' | 'slug' | 'path'>): Promise<string> {
@@ -38,6 +64,11 @@ export async function targetUrl(rc: RouterContext, body: Pick<RouteBody, 'url' |
 }
 
 export async function routePaid(rc: RouterContext, principal: Principal, body: RouteBody) {
+  // Refused before anything is held: a body we could not serialize would otherwise throw (a 500) below.
+  if (exceedsJsonDepth(body.body, MAX_ROUTE_JSON_DEPTH)) {
+    const issue = `body.body: nests arrays/objects deeper than ${MAX_ROUTE_JSON_DEPTH} levels`;
+    throw new AppError('BCK.ROUTER.0001', issue, { issues: [issue] });
+  }
   const release = rc.limiter.acquire(principal.userId);
   if (release === undefined) throw new AppError('BCK.ROUTER.0007', 'too many router calls in flight for this user');
   try {
@@ -49,9 +80,12 @@ export async function routePaid(rc: RouterContext, principal: Principal, body: R
         payload = typeof body.body === 'string' ? body.body : JSON.stringify(body.body);
         if (!Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) headers['content-type'] = 'application/json';
       }
-      const call = { url, method: body.method, headers, body: payload };
+      // Both hops buffer at most ROUTER_MAX_ROUTE_BODY_BYTES: the answer is parsed and re-serialized whole, which
+      // takes many times its size in heap (the streaming relay's 100 MB cap is for /router/proxy).
+      const maxBodyBytes = rc.ctx.config.ROUTER_MAX_ROUTE_BODY_BYTES;
+      const call = { url, method: body.method, headers, body: payload, maxBodyBytes };
       // Step 4: probe without payment. A free answer touches no database and leaves no record.
-      const probe = responseOrThrow(await rc.upstream.request({ ...call, maxBodyBytes: undefined }));
+      const probe = responseOrThrow(await rc.upstream.request(call), maxBodyBytes);
       // Free: withClaim gives the claim back as the request ends.
       if (probe.status !== 402) return { status: probe.status, body: relayBody(probe), paid: false };
       const answerText = probe.body.length <= MAX_402_BODY_BYTES ? probe.body.toString('utf8') : undefined;

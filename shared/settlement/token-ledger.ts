@@ -44,6 +44,12 @@ async function debit(tx: SqlTx, address: string, asset: string, amount: bigint, 
   if (n !== 1) throw new InsufficientFunds(address, asset);
 }
 
+/** Refuses unless `address` holds at least `amount` (a conditional no-op UPDATE, so it also locks the row). */
+async function requireBalance(tx: SqlTx, address: string, asset: string, amount: bigint): Promise<void> {
+  const n = await tx.run('update token_balance set balance = balance where address = ? and asset = ? and balance >= ?', [address, asset, amount]);
+  if (n !== 1) throw new InsufficientFunds(address, asset);
+}
+
 /**
  * Adds `amount` (negative for the faucet and card pseudo-accounts) to a balance. The ON CONFLICT branch refuses a
  * sum outside the 64-bit range instead of letting it overflow (PostgreSQL: an error, a 500; SQLite: silently a
@@ -82,6 +88,11 @@ export async function applyMovements(tx: SqlTx, movements: readonly Movement[], 
   for (const m of legs) {
     change(m.from, m.asset, -m.amount);
     change(m.to, m.asset, m.amount);
+  }
+  // A payment to oneself nets to zero, so no debit would check it: it still needs the balance (an on-chain
+  // transfer of more than the payer holds reverts, self-transfer or not).
+  for (const m of legs) {
+    if (m.from === m.to && m.from !== FAUCET_ACCOUNT && !m.from.startsWith(CARD_ACCOUNT_PREFIX)) await requireBalance(tx, m.from, m.asset, m.amount);
   }
   const ordered = [...changes.values()].sort((a, b) => (a.address < b.address ? -1 : a.address > b.address ? 1 : a.asset < b.asset ? -1 : 1));
   for (const c of ordered) {

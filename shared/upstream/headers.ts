@@ -9,11 +9,16 @@ export type IncomingHeaders = Readonly<Record<string, string | readonly string[]
 /** Lower-case names; repeated fields as arrays (undici and node:http both accept this shape). */
 export type OutgoingHeaders = Record<string, string | string[]>;
 
-/** The credential the router itself attaches to a paid re-send; set after scrubbing, so it is the only one. */
-export type PaymentCredential =
-  | { name: 'payment-signature'; value: string } // x402 v2
-  | { name: 'x-payment'; value: string } // x402 v1
-  | { name: 'authorization'; value: string }; // MPP: `Authorization: Payment <credential>`
+/**
+ * The credential the router itself attaches to a paid re-send; set after scrubbing, so it replaces any field of
+ * that name the caller sent. `name` (lower case) is `payment-signature` (x402 v2), `x-payment` (x402 v1),
+ * `authorization` (MPP: `Authorization: Payment <credential>`), or the field an MPP challenge's `header` parameter
+ * names (mppx `requiresAuth`: `Payment-Authorization`), which credentialHeaderRefusal has accepted.
+ */
+export interface PaymentCredential {
+  readonly name: string;
+  readonly value: string;
+}
 
 // Hop-by-hop fields (RFC 9110 §7.6.1): they describe one connection, not the message, and a proxy must not forward
 // them. `proxy-connection` and `keep-alive` are the pre-standard spellings; undici also refuses several of them.
@@ -80,6 +85,36 @@ const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const FORBIDDEN_IN_VALUE = /[\r\n\0]/;
 
 const REQUEST_PREFIXES = Object.keys(REQUEST_DROPPED_PREFIXES);
+
+/**
+ * Payment credential fields: dropped from the caller's headers precisely so that only the router sets them, hence
+ * the only dropped names a credential may go in (draft-ietf-httpauth-payment §5.2 `Authorization`, mppx
+ * `Payment-Authorization`; x402 `PAYMENT-SIGNATURE` / `X-PAYMENT`).
+ */
+const CREDENTIAL_FIELDS: ReadonlySet<string> = new Set(['authorization', 'payment-authorization', 'payment-signature', 'x-payment']);
+/** Longest credential field name accepted (mppx and the Challenge parser allow 64 characters). */
+const MAX_CREDENTIAL_NAME = 64;
+
+/**
+ * Why the field a merchant names for its credential (an MPP challenge's `header` parameter) cannot carry it, or
+ * undefined when it can. The merchant is not trusted with the framing or the routing of our request: a name that
+ * is not an RFC 9110 §5.1 token, a field we drop from callers for its threat (host, content-length, hop-by-hop
+ * fields, cookie, forwarded, ... above), our own `x-router-*` / forgeable `x-forwarded-*` prefixes, or a
+ * `content-*` field (representation metadata of the body, RFC 9110 §8: the credential would replace the caller's
+ * Content-Type) is refused. The router checks this while CHOOSING what to pay, before any payment is issued, so a
+ * refused name never costs money (DESIGN §7 step 5).
+ */
+export function credentialHeaderRefusal(name: string): string | undefined {
+  if (name.length === 0 || name.length > MAX_CREDENTIAL_NAME || !TOKEN.test(name)) return 'not a valid field name (RFC 9110 §5.1)';
+  const lower = name.toLowerCase();
+  if (CREDENTIAL_FIELDS.has(lower)) return undefined;
+  if (lower === '__proto__') return 'not a field name';
+  if (Object.hasOwn(REQUEST_DROPPED, lower)) return `the router never sends a merchant-chosen ${lower} (${REQUEST_DROPPED[lower]})`;
+  const prefix = REQUEST_PREFIXES.find((p) => lower.startsWith(p));
+  if (prefix !== undefined) return `${prefix}* fields are not forwarded (${REQUEST_DROPPED_PREFIXES[prefix]})`;
+  if (lower.startsWith('content-')) return 'content-* fields describe the body (RFC 9110 §8), not a credential';
+  return undefined;
+}
 const RESPONSE_PREFIXES = Object.keys(RESPONSE_DROPPED_PREFIXES);
 
 /** A field name's fate apart from the per-message Connection list: invalid, dropped, or kept under `name`. */
@@ -172,8 +207,13 @@ export function scrubRequestHeaders(
     if (!isPaymentScheme(auth)) headers.authorization = auth;
   }
   if (extra.credential !== undefined) {
+    // Checked when choosing, before the payment (router/choose.ts); again here so no caller of the outbound module
+    // can send a credential under a name that would reframe or reroute the request.
+    const refused = credentialHeaderRefusal(extra.credential.name);
+    if (refused !== undefined) return { ok: false, reason: `the payment credential field is refused: ${refused}` };
     if (FORBIDDEN_IN_VALUE.test(extra.credential.value)) return { ok: false, reason: 'the payment credential has an invalid value' };
-    headers[extra.credential.name] = extra.credential.value;
+    // Assigned after the caller's fields: any field of the same name the caller sent is replaced, never merged.
+    headers[extra.credential.name.toLowerCase()] = extra.credential.value;
   }
   return { ok: true, headers };
 }

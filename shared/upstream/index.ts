@@ -13,6 +13,7 @@ export {
   type IncomingHeaders,
   type OutgoingHeaders,
   type PaymentCredential,
+  credentialHeaderRefusal,
   scrubRequestHeaders,
   scrubResponseHeaders,
 } from './headers.js';

@@ -14,9 +14,10 @@
 // Threats and limits: the scanner is one left-to-right pass with no backtracking and no regular expression over
 // unbounded input, so its cost is linear in the header (the conformance vector with 12,000 backslashes in an
 // unterminated quoted-string parses in well under a millisecond); the header is refused above MAX_HEADER_CHARS,
-// a challenge above MAX_PARAMS parameters; duplicate parameter names refuse the challenge (RFC 9110 §11.2: each
-// parameter name MUST only occur once per challenge), since two `request`s would let a proxy and a client
-// disagree on what is being paid.
+// a challenge above MAX_PARAMS parameters, and at most MAX_CHALLENGES challenges are read (later ones are not
+// seen), so the per-challenge validation cannot be multiplied by a header of empty challenges; duplicate
+// parameter names refuse the challenge (RFC 9110 §11.2: each parameter name MUST only occur once per challenge),
+// since two `request`s would let a proxy and a client disagree on what is being paid.
 //
 // Leniency, following the MPP conformance vectors: unknown parameters are ignored (`unknown_extension_parameter`);
 // text after a quoted value up to the next comma is ignored (`unescaped_quotes_in_description`); an unterminated
@@ -31,6 +32,15 @@ import { MAX_REQUEST_CHARS, deserialize as deserializeRequest } from './PaymentR
 export const MAX_HEADER_CHARS = 16 * 1024;
 /** Most auth-params one challenge may carry. */
 export const MAX_PARAMS = 64;
+/**
+ * Most challenges (of any scheme) read from one header value; the rest of the value is not looked at. Each
+ * Payment challenge costs a zod parse and a base64url/JSON decode of its `request`, so without a bound
+ * `"Payment,".repeat(2000)` (16 KB) cost 2,000 failing parses (~18 ms of CPU) per 402. mppx writes one challenge
+ * per configured method/intent/currency and real servers add at most a Bearer or Basic next to them: a handful.
+ * 16 leaves room for several times that while a hostile header costs at most 16 parses, about what a valid
+ * multi-challenge header costs. A Payment challenge placed after the 16th is not seen (documented limit).
+ */
+export const MAX_CHALLENGES = 16;
 
 /** A `Payment` challenge as received: every field the credential must echo, byte for byte. */
 export interface PaymentChallenge {
@@ -267,6 +277,7 @@ function scan(header: string): RawChallenge[] {
       sc.skipToComma(); // not a token: garbage up to the next element
       continue;
     }
+    if (out.length >= MAX_CHALLENGES) break; // bounded work: the rest of the header is not read
     current = { scheme, params: new Map(), token68: undefined, error: undefined };
     out.push(current);
     const hadSpace = sc.skipWs();

@@ -56,6 +56,12 @@ export interface MppChooseOptions {
   /** The delegation's allowedRecipients; undefined means any. */
   readonly allowedRecipients?: readonly string[] | undefined;
   readonly nowMs?: number | undefined;
+  /**
+   * Why the field a challenge's `header` parameter names cannot carry the credential, or undefined when it can
+   * (the outbound module's policy, upstream/headers.ts `credentialHeaderRefusal`). Absent: any field-name token
+   * (the Challenge parser already refused the rest).
+   */
+  readonly credentialHeaderRefusal?: ((name: string) => string | undefined) | undefined;
 }
 
 export interface MppChoice {
@@ -94,6 +100,9 @@ function judge(index: number, challenge: PaymentChallenge, o: MppChooseOptions):
   if (!(request.methodDetails.credentialTypes ?? []).includes(CREDENTIAL_TYPE)) {
     return reject(ChoiceReason.unsupportedCredentialType, `credentialTypes ${clip(request.methodDetails.credentialTypes ?? [])}`);
   }
+  // Refused here, while choosing, never after the payment: a credential that cannot be sent is money lost.
+  const refusedHeader = challenge.header === undefined ? undefined : o.credentialHeaderRefusal?.(challenge.header);
+  if (refusedHeader !== undefined) return reject(ChoiceReason.unsupportedCredentialHeader, `header ${clip(challenge.header)}: ${refusedHeader}`);
   if ((request.methodDetails.splits ?? []).length > 0) return reject(ChoiceReason.splitsNotSupported, `${request.methodDetails.splits?.length} splits`);
   if (challenge.expires !== undefined) {
     const now = o.nowMs ?? Date.now();

@@ -3,6 +3,7 @@
 // merchant's request — the credential echoes the original string byte for byte — so `serialize` exists for test
 // merchants and the conformance vectors only.
 import { type Decoded, decodeBase64Url, decoded, encodeBase64Url, invalid, isJsonObject, parseJson } from '../encoding.js';
+import { MAX_JSON_DEPTH, exceedsJsonDepth } from '../json-depth.js';
 
 /** mppx refuses a request parameter longer than this (Challenge.ts `maxRequestParameterLength`). */
 export const MAX_REQUEST_CHARS = 16 * 1024;
@@ -38,5 +39,7 @@ export function deserialize(encoded: string): Decoded<Record<string, unknown>> {
   const json = parseJson(text);
   if (!json.ok) return invalid('request is not base64url of JSON');
   if (!isJsonObject(json.value)) return invalid('request is not a JSON object');
+  // Untrusted JSON: nothing recursive (zod, canonicalize, JSON.stringify) may meet thousands of levels (json-depth.ts).
+  if (exceedsJsonDepth(json.value)) return invalid(`request is nested deeper than ${MAX_JSON_DEPTH} levels`);
   return decoded(json.value);
 }

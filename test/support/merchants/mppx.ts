@@ -28,33 +28,38 @@ export interface MppxMerchant extends Running {
   readonly settled: { reference: string; from: string; nonce: string }[];
 }
 
+/**
+ * mppx's `evm.charge` settling on the stub chain: the transferWithAuthorization runs there (a revert is mppx's
+ * VerificationFailedError, a 402, as its own facilitator settlement reports it: x402/server/EvmCharge.ts
+ * `settleWithFacilitator`), and each settlement is recorded in `settled`.
+ */
+export function stubChainCharge(chain: StubChain, recipient: string, settled: MppxMerchant['settled']) {
+  const usdc = evm.assets.baseSepolia.USDC;
+  return evm.charge({
+    currency: usdc,
+    recipient: getAddress(recipient),
+    async settle({ payload }) {
+      let reference: `0x${string}`;
+      try {
+        reference = await chain.writeContract({
+          address: usdc.address,
+          abi: [],
+          functionName: 'transferWithAuthorization',
+          args: [payload.from, payload.to, BigInt(payload.value), BigInt(payload.validAfter), BigInt(payload.validBefore), payload.nonce, payload.signature],
+        });
+      } catch (err) {
+        throw new Errors.VerificationFailedError({ reason: err instanceof Error ? err.message : 'settlement reverted' });
+      }
+      settled.push({ reference, from: payload.from, nonce: payload.nonce });
+      return { reference };
+    },
+  });
+}
+
 export async function startMppxMerchant(o: MppxMerchantOptions): Promise<MppxMerchant> {
   const settled: MppxMerchant['settled'] = [];
-  const usdc = evm.assets.baseSepolia.USDC;
   const mppx = Mppx.create({
-    methods: [
-      evm.charge({
-        currency: usdc,
-        recipient: getAddress(o.recipient),
-        async settle({ payload }) {
-          let reference: `0x${string}`;
-          try {
-            reference = await o.chain.writeContract({
-              address: usdc.address,
-              abi: [],
-              functionName: 'transferWithAuthorization',
-              args: [payload.from, payload.to, BigInt(payload.value), BigInt(payload.validAfter), BigInt(payload.validBefore), payload.nonce, payload.signature],
-            });
-          } catch (err) {
-            // A reverted transfer is a failed payment (402), as mppx's own facilitator settlement reports it
-            // (x402/server/EvmCharge.ts `settleWithFacilitator`), not an internal error.
-            throw new Errors.VerificationFailedError({ reason: err instanceof Error ? err.message : 'settlement reverted' });
-          }
-          settled.push({ reference, from: payload.from, nonce: payload.nonce });
-          return { reference };
-        },
-      }),
-    ],
+    methods: [stubChainCharge(o.chain, o.recipient, settled)],
     secretKey: 'test-merchant-secret-key-at-least-32-bytes-long',
     realm: o.realm ?? 'mppx-merchant.test',
   });
