@@ -191,12 +191,33 @@ forEachDb(({ stack, test }) => {
     t.is((await u.api.get(`/router/payments?to=${encodeURIComponent(past)}`)).body.total, 0);
     t.is((await u.api.get(`/router/payments?from=${encodeURIComponent(past)}&to=${encodeURIComponent(future)}`)).body.total, 3);
     t.is((await u.api.get('/router/payments?from=yesterday')).status, 400);
+    // `total` counts every match; `limit` bounds the rows returned.
+    const one = await u.api.get('/router/payments?limit=1');
+    t.is(one.body.total, 3);
+    t.deepEqual(one.body.payments.map((p: { paymentId: string }) => p.paymentId), [ids[2]]);
+    // Refused as 400 on both databases: reversed bounds, years PostgreSQL cannot store, a limit that is not decimal.
+    for (const query of [
+      `from=${encodeURIComponent(future)}&to=${encodeURIComponent(past)}`,
+      'from=0000-01-01',
+      `to=${encodeURIComponent('9999-12-31T23:59:59-23:59')}`,
+      'limit=0x10',
+      'limit=1e3',
+      'limit=0',
+    ]) {
+      for (const path of ['/router/payments', '/router/payments/summary']) {
+        if (path.endsWith('summary') && query.startsWith('limit')) continue;
+        const r = await u.api.get(`${path}?${query}`);
+        t.is(r.status, 400, `${path}?${query}: ${r.text}`);
+        t.is(r.body.code, 'BCK.ROUTER.0001', query);
+      }
+    }
     // Another user sees none of them.
     t.is((await (await stack().user()).api.get('/router/payments')).body.total, 0);
 
     const csv = await u.api.get('/router/payments?format=csv');
     t.is(csv.status, 200);
     t.regex(csv.headers.get('content-type') ?? '', /text\/csv/);
+    t.is(csv.headers.get('content-disposition'), 'attachment; filename="router-payments.csv"');
     const lines = csv.text.trim().split('\r\n');
     t.is(lines.length, 4);
     t.true(lines[0]?.startsWith('paymentId,'));
@@ -215,6 +236,9 @@ forEachDb(({ stack, test }) => {
       if (g === 'month') t.is(s.body.series[0].date, `${today.slice(0, 8)}01`);
     }
     t.is((await u.api.get('/router/payments/summary?granularity=year')).status, 400);
+    const windowed = await u.api.get(`/router/payments/summary?from=${encodeURIComponent(past)}&to=${encodeURIComponent(future)}`);
+    t.deepEqual(windowed.body, { total: 3, series: [{ date: today, value: 3 }] });
+    t.deepEqual((await u.api.get(`/router/payments/summary?from=${encodeURIComponent(future)}`)).body, { total: 0, series: [] });
   });
 
   test('mode A: a target nested thousands of levels deep is refused as malformed (400), not a 500; nothing paid', async (t) => {

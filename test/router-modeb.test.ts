@@ -437,6 +437,25 @@ forEachDb(({ stack, test }) => {
     const unknown = await u.api.post('/router/route', { requestId: rid(), delegationId, slug: 'no-such-slug' });
     t.is(unknown.status, 400);
     t.is(unknown.body.code, 'BCK.ROUTER.0001');
+    // An upstream that cannot be reached: the error names the slug, never the host, port or address.
+    const closed = await scriptedMerchant((_req, res) => {
+      res.end();
+    });
+    const closedUrl = `${closed.url}/secret-api`;
+    await closed.close();
+    await addCatalogEntry(stack().ctx, 'gone-v1', closedUrl);
+    const gone = await u.api.post('/router/route', { requestId: rid(), delegationId, slug: 'gone-v1', path: '/x' });
+    t.is(gone.status, 502, gone.text);
+    t.is(gone.body.code, 'BCK.HTTP.0502');
+    t.false(gone.text.includes(new URL(closedUrl).host), gone.text);
+    t.false(gone.text.includes('127.0.0.1'), gone.text);
+    t.false(gone.text.includes('secret-api'), gone.text);
+    t.regex(gone.body.details, /gone-v1/);
+  });
+
+  test('catalog add refuses a base the outbound policy refuses (metadata address), whatever ROUTER_ALLOW_PRIVATE_TARGETS', async (t) => {
+    await t.throwsAsync(addCatalogEntry(stack().ctx, 'meta', 'http://169.254.169.254/latest/'), { message: /outbound policy/ });
+    await t.throwsAsync(addCatalogEntry(stack().ctx, 'meta2', 'http://[fd00:ec2::254]/'), { message: /outbound policy/ });
   });
 
   test('MPP challenge with header="Payment-Authorization" (mppx requiresAuth): credential sent in that field, Settled, record and ledger right', async (t) => {

@@ -38,9 +38,12 @@ test('slug paths: only plain segments', (t) => {
   t.deepEqual(safePathSegments('/v1/forecast'), ['v1', 'forecast']);
   t.deepEqual(safePathSegments('v1/items/42/'), ['v1', 'items', '42', '']);
   t.deepEqual(safePathSegments(''), []);
+  t.deepEqual(safePathSegments('v1/items;page=2/...'), ['v1', 'items;page=2', '...'], 'parameters and other dots are plain');
   for (const bad of [
     '//evil.com', 'a//b', '../secret', 'a/../../b', 'a/./b', '@evil.com', 'a@b', 'a\\b', '%2e%2e/x', '%2E%2E', 'a%2fb',
     '%5c', '%40evil', 'http://evil.com', 'https:/x', 'javascript:alert(1)', 'a\nb', 'a b', '%00',
+    // Dot segments with path parameters: `..` to Tomcat and Spring.
+    '..;/admin', 'v1/..;/admin', '.;/x', 'a/.;', '..;x/y', '..%3B/admin', 'a%3bb',
   ]) {
     t.is(safePathSegments(bad), undefined, bad);
   }

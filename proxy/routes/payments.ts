@@ -1,6 +1,6 @@
 // The router's JSON endpoints: mode A, mode B, the settled record, the ledger and its summary.
 import { mintCredential } from '../../shared/router/mint.js';
-import { listPayments, paymentsCsv, paymentsSummary, recordSettled } from '../../shared/router/payments.js';
+import { countPayments, listPayments, paymentsCsv, paymentsSummary, recordSettled } from '../../shared/router/payments.js';
 import { routePaid } from '../../shared/router/route.js';
 import { MintBody, PaymentsQuery, RouteBody, SettledBody, SummaryQuery } from '../../shared/router/schemas.js';
 import type { RouterContext } from '../../shared/router/context.js';
@@ -39,11 +39,17 @@ export function paymentRoutes(table: RouteTable, rc: RouterContext): void {
     const records = await listPayments(rc.ctx, principal.userId, q);
     if (q.format === 'csv') {
       const csv = paymentsCsv(records);
-      res.writeHead(200, { 'content-type': 'text/csv; charset=utf-8', 'content-length': Buffer.byteLength(csv) });
+      res.writeHead(200, {
+        'content-type': 'text/csv; charset=utf-8',
+        'content-length': Buffer.byteLength(csv),
+        // A download, not a page (RFC 6266).
+        'content-disposition': 'attachment; filename="router-payments.csv"',
+      });
       res.end(csv);
       return;
     }
-    sendJson(res, 200, { total: records.length, payments: records });
+    // `total` counts every matching payment, as the summary does; `payments` holds at most `limit` of them.
+    sendJson(res, 200, { total: await countPayments(rc.ctx, principal.userId, q), payments: records });
   });
 
   table.add('GET', '/api/v1/router/payments/summary', async ({ res, target, principal }) => {

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { ServiceContext } from '../context.js';
 import { CatalogEntry } from '../db/entities/index.js';
 import { AppError } from '../errors/app-error.js';
+import { type Failed, type Refused, parseTargetUrl } from '../upstream/index.js';
 
 export const Slug = z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'must be 1-63 lowercase letters, digits or dashes');
 
@@ -17,6 +18,10 @@ export async function addCatalogEntry(ctx: ServiceContext, slugInput: string, ur
   if (!slug.success) throw new AppError('BCK.HTTP.0400', `--slug ${slug.error.issues[0]?.message ?? 'is invalid'}`);
   const url = UpstreamBase.safeParse(urlInput);
   if (!url.success) throw new AppError('BCK.HTTP.0400', '--url must be an absolute http(s) URL without credentials');
+  // The proxy would refuse a private or internal base at every call (and name it in the refusal): refuse it here,
+  // under the same policy (ROUTER_ALLOW_PRIVATE_TARGETS), where only the operator sees the reason.
+  const policy = parseTargetUrl(url.data, { allowPrivate: ctx.config.ROUTER_ALLOW_PRIVATE_TARGETS });
+  if (!policy.ok) throw new AppError('BCK.HTTP.0400', `--url is refused by the outbound policy: ${policy.reason}`);
   const base = new URL(url.data);
   base.hash = '';
   await ctx.db.em().upsert(CatalogEntry, { slug: slug.data, upstreamUrl: base.toString(), createdAt: ctx.now() });
@@ -31,19 +36,23 @@ export async function listCatalog(ctx: ServiceContext) {
 const hasControlChar = (s: string): boolean => [...s].some((c) => c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f);
 
 /**
- * Refuses `//`, `@`, `..`, `.`, backslashes, their percent-encoded forms, control characters and anything that
- * looks like an absolute URL; returns the clean segments.
+ * Refuses `//`, `@`, `..`, `.` (also with `;` parameters), backslashes, their percent-encoded forms, control
+ * characters and anything that looks like an absolute URL; returns the clean segments.
  */
 export function safePathSegments(path: string): string[] | undefined {
   if (path.length > 2048) return undefined;
-  if (/[\\@]/.test(path) || hasControlChar(path) || /%(2e|2f|5c|40|00)/i.test(path)) return undefined;
+  // %3B too: `..%3B` is `..;` to servlet containers (below).
+  if (/[\\@]/.test(path) || hasControlChar(path) || /%(2e|2f|5c|40|00|3b)/i.test(path)) return undefined;
   if (/^[a-z][a-z0-9+.-]*:/i.test(path) || path.includes('//')) return undefined;
   const trimmed = path.startsWith('/') ? path.slice(1) : path;
   if (trimmed === '') return [];
   const segments = trimmed.split('/');
   // A trailing slash is allowed (empty last segment); any other empty or dot segment is not.
   for (const [i, s] of segments.entries()) {
-    if (s === '.' || s === '..') return undefined;
+    // A dot segment with path parameters (`..;x`, `.;`) is still a dot segment to Tomcat and Spring (RFC 3986 §3.3
+    // lets `;` carry parameters): they climb out of the base as `..` would.
+    const name = s.split(';')[0];
+    if (name === '.' || name === '..') return undefined;
     if (s === '' && i !== segments.length - 1) return undefined;
     if (!/^[A-Za-z0-9._~!$&'()*+,;=:%-]*$/.test(s)) return undefined;
   }
@@ -67,4 +76,19 @@ export function joinSlugPath(base: string, segments: readonly string[]): URL {
   const basePath = url.pathname.endsWith('/') ? url.pathname.slice(0, -1) : url.pathname;
   url.pathname = segments.length === 0 ? url.pathname : `${basePath}/${segments.join('/')}`;
   return url;
+}
+
+/**
+ * The outcome of a call to a catalog upstream as an error that does not carry the outbound module's reason (it
+ * names the host or the address it resolved to). After the payment (`paymentId`) the caller's request was fine:
+ * a 502 naming the payment, whatever refused the paid hop.
+ */
+export function slugUpstreamError(outcome: Refused | Failed, slug: string, paymentId?: string): AppError {
+  if (paymentId !== undefined) {
+    return new AppError('BCK.HTTP.0502', `the paid call to the upstream of slug ${slug} failed`, { slug, paymentId }, { paymentId });
+  }
+  if (outcome.type === 'refused') {
+    return new AppError('BCK.ROUTER.0001', `the upstream of slug ${slug} cannot be called (refused by the outbound policy)`, { slug });
+  }
+  return new AppError('BCK.HTTP.0502', `the upstream of slug ${slug} could not be reached`, { slug });
 }

@@ -10,6 +10,7 @@ import type { ClaimHandle } from './idempotency.js';
 import { spendableDelegation } from './delegation-snapshot.js';
 import { outcomeOf } from './outcome.js';
 import { type IssuedPayment, finishPayment, issuePayment } from './pay.js';
+import { slugUpstreamError } from './catalog.js';
 import { upstreamCredential } from './upstream-credential.js';
 
 export interface PaidAnswer<B> {
@@ -28,6 +29,8 @@ export async function payAndResend<B>(
     requestId: string;
     resourceUrl: string;
     claim: ClaimHandle;
+    /** The catalog slug the call went to: its upstream is never named in an error. */
+    slug?: string | undefined;
   },
   resend: (
     credential: ReturnType<typeof upstreamCredential>,
@@ -51,6 +54,7 @@ export async function payAndResend<B>(
     await finishPayment(rc, issued, { status: 502, outcome: { type: 'issued' } }, principal.walletAddress);
     // After the payment the caller's request was fine: whatever refused the paid hop (an answer over the size
     // limit, a name that now resolves to a private address) is the merchant's failure, a 502 naming the payment.
+    if (args.slug !== undefined) throw slugUpstreamError(response, args.slug, issued.paymentId);
     const { reason } = response;
     throw new AppError('BCK.HTTP.0502', `the paid call to the merchant failed: ${reason}`, { reason, paymentId: issued.paymentId }, { paymentId: issued.paymentId });
   }

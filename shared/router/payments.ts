@@ -155,17 +155,50 @@ export function bucketStart(d: Date, g: Granularity): string {
   return day.toISOString().slice(0, 10);
 }
 
-/** GET /router/payments/summary: number of payments per UTC bucket. */
+/** Number of the caller's payments matching the listing's filters (the listing returns at most `limit` of them). */
+export async function countPayments(ctx: ServiceContext, userId: string, q: Omit<PaymentQuery, 'limit'>): Promise<number> {
+  return ctx.db.em().count(RouterPayment, whereOf(userId, q));
+}
+
+const DAY_MS = 86_400_000;
+
+/**
+ * GET /router/payments/summary: number of payments per UTC bucket. The database counts per UTC day (one row per
+ * day with payments, whatever their number); days are folded into weeks or months here.
+ */
 export async function paymentsSummary(
   ctx: ServiceContext,
   userId: string,
-  q: { granularity: Granularity; from?: Date | undefined; to?: Date | undefined },
+  q: { granularity: Granularity; delegationId?: string | undefined; from?: Date | undefined; to?: Date | undefined },
 ): Promise<{ total: number; series: { date: string; value: number }[] }> {
-  const rows = await ctx.db.em().find(RouterPayment, whereOf(userId, q), { fields: ['createdAt'], orderBy: { createdAt: 'asc' } });
-  const counts = new Map<string, number>();
-  for (const r of rows) {
-    const k = bucketStart(r.createdAt, q.granularity);
-    counts.set(k, (counts.get(k) ?? 0) + 1);
+  const sqlite = ctx.db.dialect === 'sqlite';
+  // SQLite keeps created_at as epoch milliseconds (MikroORM); PostgreSQL as timestamptz.
+  const day = sqlite ? `created_at / ${DAY_MS}` : 'floor(extract(epoch from created_at) / 86400)';
+  const at = (d: Date) => (sqlite ? d.getTime() : d.toISOString());
+  const where = ['user_id = ?', "status <> 'Pending'"];
+  const params: (string | number)[] = [userId];
+  if (q.delegationId !== undefined) {
+    where.push('delegation_id = ?');
+    params.push(q.delegationId);
   }
-  return { total: rows.length, series: [...counts].map(([date, value]) => ({ date, value })) };
+  if (q.from !== undefined) {
+    where.push('created_at >= ?');
+    params.push(at(q.from));
+  }
+  if (q.to !== undefined) {
+    where.push('created_at < ?');
+    params.push(at(q.to));
+  }
+  const rows = await ctx.db
+    .em()
+    .execute<{ d: unknown; n: unknown }[]>(`select ${day} as d, count(*) as n from router_payment where ${where.join(' and ')} group by 1 order by 1`, params);
+  const counts = new Map<string, number>();
+  let total = 0;
+  for (const r of rows) {
+    const n = Number(r.n);
+    const k = bucketStart(new Date(Number(r.d) * DAY_MS), q.granularity);
+    counts.set(k, (counts.get(k) ?? 0) + n);
+    total += n;
+  }
+  return { total, series: [...counts].map(([date, value]) => ({ date, value })) };
 }

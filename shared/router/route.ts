@@ -4,7 +4,7 @@ import { AppError } from '../errors/app-error.js';
 import { exceedsJsonDepth } from '../protocols/json-depth.js';
 import type { UpstreamResult } from '../upstream/index.js';
 import { REASON, upstreamAppError } from '../upstream/index.js';
-import { resolveSlug } from './catalog.js';
+import { resolveSlug, slugUpstreamError } from './catalog.js';
 import { payAndResend } from './pay-and-resend.js';
 import type { RouterContext } from './context.js';
 import { feeRecord } from './fees.js';
@@ -45,8 +45,10 @@ function relayBody(r: Extract<UpstreamResult, { type: 'response' }>): unknown {
  * the relay cap (400 BCK.ROUTER.0001, to-app-error.ts: asking again meets the same answer), naming the limit and
  * the streaming route that takes it. The paid hop's refusal is pay-and-resend's: 502 naming the payment.
  */
-function responseOrThrow(r: UpstreamResult, limit: number): Extract<UpstreamResult, { type: 'response' }> {
+function responseOrThrow(r: UpstreamResult, limit: number, slug: string | undefined): Extract<UpstreamResult, { type: 'response' }> {
   if (r.type === 'response') return r;
+  // A slug's upstream is never shown (DESIGN §7): the outbound module's reasons name hosts and addresses.
+  if (slug !== undefined && r.reason !== REASON.responseTooLarge) throw slugUpstreamError(r, slug);
   if (r.type === 'refused' && r.reason === REASON.responseTooLarge) {
     throw new AppError(
       'BCK.ROUTER.0001',
@@ -85,7 +87,7 @@ export async function routePaid(rc: RouterContext, principal: Principal, body: R
       const maxBodyBytes = rc.ctx.config.ROUTER_MAX_ROUTE_BODY_BYTES;
       const call = { url, method: body.method, headers, body: payload, maxBodyBytes };
       // Step 4: probe without payment. A free answer touches no database and leaves no record.
-      const probe = responseOrThrow(await rc.upstream.request(call), maxBodyBytes);
+      const probe = responseOrThrow(await rc.upstream.request(call), maxBodyBytes, body.slug);
       // Free: withClaim gives the claim back as the request ends.
       if (probe.status !== 402) return { status: probe.status, body: relayBody(probe), paid: false };
       const answerText = probe.body.length <= MAX_402_BODY_BYTES ? probe.body.toString('utf8') : undefined;
@@ -100,6 +102,7 @@ export async function routePaid(rc: RouterContext, principal: Principal, body: R
           // A slug's upstream is never shown, not even in the ledger: the record names the slug instead.
           resourceUrl: body.slug === undefined ? url : `slug:${body.slug}${body.path === undefined ? '' : `/${body.path.replace(/^\//, '')}`}`,
           claim,
+          slug: body.slug,
         },
         (credential) => rc.upstream.request({ ...call, credential }),
       );

@@ -42,16 +42,39 @@ export type RouteBody = z.output<typeof RouteBody>;
 
 export const SettledBody = z.object({ txHash: z.string().regex(/^0x[0-9a-fA-F]{64}$/, 'must be a 32-byte hex transaction hash') });
 
-export const PaymentsQuery = z.object({
-  delegationId: z.uuid().optional(),
-  from: z.iso.datetime({ offset: true }).or(z.iso.date()).transform((s) => new Date(s)).optional(),
-  to: z.iso.datetime({ offset: true }).or(z.iso.date()).transform((s) => new Date(s)).optional(),
-  format: z.enum(['json', 'csv']).default('json'),
-  limit: z.coerce.number().int().min(1).max(1000).default(1000),
-});
+/**
+ * A `from` / `to` bound: an ISO date or date-time, within 1970-01-01 and 9999-12-31 UTC. PostgreSQL refuses
+ * years it cannot store (year 0, or 10000 after a -23:59 offset) with an error that was a 500.
+ */
+const QueryDate = z.iso
+  .datetime({ offset: true })
+  .or(z.iso.date())
+  .transform((s) => new Date(s))
+  .refine((d) => d.getTime() >= 0 && d.getUTCFullYear() <= 9999, 'must fall between 1970-01-01 and 9999-12-31 (UTC)');
 
-export const SummaryQuery = z.object({
-  granularity: z.enum(['day', 'week', 'month']).default('day'),
-  from: z.iso.datetime({ offset: true }).or(z.iso.date()).transform((s) => new Date(s)).optional(),
-  to: z.iso.datetime({ offset: true }).or(z.iso.date()).transform((s) => new Date(s)).optional(),
-});
+const inOrder = (q: { from?: Date | undefined; to?: Date | undefined }) => q.from === undefined || q.to === undefined || q.from <= q.to;
+const ORDER = { message: 'must not be after to', path: ['from'] };
+
+export const PaymentsQuery = z
+  .object({
+    delegationId: z.uuid().optional(),
+    from: QueryDate.optional(),
+    to: QueryDate.optional(),
+    format: z.enum(['json', 'csv']).default('json'),
+    // Decimal digits only: z.coerce.number() would also read `0x10`, `1e3` or ` 5`.
+    limit: z
+      .string()
+      .regex(/^[0-9]{1,4}$/, 'must be a whole number from 1 to 1000')
+      .transform(Number)
+      .pipe(z.number().int().min(1).max(1000))
+      .default(1000),
+  })
+  .refine(inOrder, ORDER);
+
+export const SummaryQuery = z
+  .object({
+    granularity: z.enum(['day', 'week', 'month']).default('day'),
+    from: QueryDate.optional(),
+    to: QueryDate.optional(),
+  })
+  .refine(inOrder, ORDER);
