@@ -10,7 +10,7 @@ import { withClaim } from '../../shared/router/idempotency.js';
 import { headerOf } from '../../shared/router/outcome.js';
 import { payAndResend } from '../../shared/router/pay-and-resend.js';
 import { RequestId } from '../../shared/router/schemas.js';
-import { UpstreamStreamError, type UpstreamStreamResult, upstreamAppError } from '../../shared/upstream/index.js';
+import { REASON, UpstreamStreamError, type UpstreamStreamResult, upstreamAppError } from '../../shared/upstream/index.js';
 import { parseOr400 } from '../http/json.js';
 import { readBody } from '../http/read-body.js';
 import type { RouteTable } from '../http/route-table.js';
@@ -47,6 +47,18 @@ async function relay(
   // The body is relayed byte for byte (the outbound module asks for no content coding and decodes nothing), so the
   // merchant's content-length stays true; keeping it saves a chunked re-framing per answer. A body cut by a cap or
   // a stall ends in a destroyed connection, which a declared length makes detectable to the client.
+  // Our caller left while the answer was on its way (or it was paid for): nothing to write to, nothing to wait for.
+  if (res.destroyed) {
+    r.body.destroy();
+    return;
+  }
+  // The answer broke off before we began relaying it (during the payment's bookkeeping): its error was already
+  // emitted, so pipe() would wait for ever. Nothing is written yet: the merchant's failure, a 502.
+  if (r.body.errored !== null) {
+    const paymentId = extra?.['x-router-payment-id'];
+    const ids = paymentId === undefined ? {} : { paymentId };
+    throw new AppError('BCK.HTTP.0502', "the merchant's answer broke off", ids, ids);
+  }
   res.writeHead(r.status, extra === undefined ? r.headers : { ...r.headers, ...extra });
   // pipe() rather than stream.pipeline(): pipeline builds an AbortController (and a DOMException) per request,
   // about 10% of the proxy's CPU on the free relay (BENCHMARKS.md).
@@ -94,6 +106,10 @@ export function streamRoutes(table: RouteTable, rc: RouterContext): void {
         const text = await readAll(probe.body, MAX_402_BODY_BYTES).catch((err: unknown) => {
           throw err instanceof UpstreamStreamError ? upstreamAppError(err.outcome) : new AppError('BCK.HTTP.0502', 'the merchant\'s 402 answer broke off');
         });
+        // The caller left while the merchant answered: no payment for an answer nobody will receive. (The unpaid
+        // call itself runs to its end, bounded by the outbound timeouts: an AbortSignal per request to cut it
+        // short cost ~10% of the free relay's CPU; relay() below frees a caller who left at once.)
+        if (res.destroyed) throw upstreamAppError({ type: 'failed', reason: REASON.aborted });
         const { issued, response: paid, done } = await payAndResend(
           rc,
           principal,

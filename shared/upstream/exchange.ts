@@ -65,6 +65,8 @@ export class Exchange implements Dispatcher.DispatchHandler {
   #resume: (() => void) | undefined;
   #body: AnswerBody | undefined;
   #seen = 0;
+  /** The answer has no body whatever its Content-Length says: HEAD, 204, 304 (RFC 9110 §6.4.1, RFC 9112 §6.3). */
+  #bodiless = false;
   readonly #timer: NodeJS.Timeout;
   readonly #signal: AbortSignal | undefined;
   readonly #onSignal: (() => void) | undefined;
@@ -96,7 +98,9 @@ export class Exchange implements Dispatcher.DispatchHandler {
     this.#resume = resume;
     const headers = util.parseHeaders(rawHeaders) as Record<string, string | string[]>;
     const declared = Number(headers['content-length']);
-    if (!this.limits.isHead && Number.isFinite(declared) && declared > this.limits.maxBytes) {
+    // A 304's Content-Length is the size of the representation it stands for, not of a body.
+    this.#bodiless = this.limits.isHead || statusCode === 204 || statusCode === 304;
+    if (!this.#bodiless && Number.isFinite(declared) && declared > this.limits.maxBytes) {
       this.#end(new UpstreamStreamError({ type: 'refused', reason: REASON.responseTooLarge }));
       return false;
     }
@@ -124,6 +128,12 @@ export class Exchange implements Dispatcher.DispatchHandler {
   }
 
   onError(err: Error): void {
+    // undici holds a 304 (or 204) with a Content-Length to that length and reports the missing bytes: there are
+    // none to wait for, so the answer is complete.
+    if (this.#bodiless && this.#body !== undefined && (err as { code?: unknown }).code === 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH') {
+      this.onComplete();
+      return;
+    }
     this.#end(err);
   }
 

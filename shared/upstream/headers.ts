@@ -65,6 +65,8 @@ export const REQUEST_DROPPED_PREFIXES: Readonly<Record<string, string>> = {
 export const RESPONSE_DROPPED: Readonly<Record<string, string>> = {
   ...HOP_BY_HOP,
   'proxy-authenticate': 'a challenge to the next proxy hop, not to our caller (RFC 9110 §11.7.1)',
+  'proxy-authentication-info': 'the next proxy hop\'s authentication result, not our caller\'s (RFC 9110 §11.7.3)',
+  'x-correlation-id': 'ours: the id the caller quotes to support must be the one in our logs, not one the merchant chose',
   'set-cookie':
     "a merchant must not set cookies under this service's origin (session fixation across the proxy's domain)",
   'set-cookie2': 'obsolete cookie header (RFC 2965), dropped for the same reason as set-cookie',
