@@ -87,3 +87,17 @@ test('close() rejects signatures still pending and refuses new ones', async (t) 
   t.true(settled.every((s) => s.status === 'rejected'));
   await t.throwsAsync(signer.sign(typed, hexToBytes(randomKey())), { message: /closed/ });
 });
+
+test('one key array passed to several signatures in one turn signs each (postMessage shares a repeated array)', async (t) => {
+  const signer = createDigestSigner(1);
+  try {
+    const key = randomKey();
+    const bytes = hexToBytes(key);
+    const auths = [randomAuth(), randomAuth(), randomAuth()];
+    const sigs = await Promise.all(auths.map((auth) => signer.sign(authorizationTyped(auth, USDC, SANDBOX.chainId), bytes)));
+    for (const [i, auth] of auths.entries()) t.is(bytesToHex(sigs[i] ?? new Uint8Array()), signAuthorization(key, auth, USDC, SANDBOX.chainId));
+    t.is(bytesToHex(bytes), key, 'the caller keeps its key');
+  } finally {
+    await signer.close();
+  }
+});

@@ -5,6 +5,7 @@ import test from 'ava';
 import { getAddress } from 'viem';
 import { RouterPayment, TokenLedger } from '../shared/db/entities/index.js';
 import { decodePaymentRequiredV2 } from '../shared/protocols/x402.js';
+import { createWalletKeyCache } from '../shared/router/wallet-keys.js';
 import { MERCHANT_MPP, MERCHANT_V2 } from './support/merchants/fixtures.js';
 import { forEachDb } from './support/matrix.js';
 import {
@@ -137,6 +138,34 @@ forEachDb(({ stack, test }) => {
     const foreign = await mint(other, { delegationId, protocol: 'x402', target: await v2Target() });
     t.is(foreign.status, 402);
     t.is(foreign.body.code, 'BCK.ROUTER.0003');
+  });
+
+  test('the same MPP challenge minted twice: 409 BCK.ROUTER.0013 naming the first payment; cap and ledger charged once', async (t) => {
+    const { u, delegationId } = await paidUser();
+    const target = await mppTarget();
+    const first = await mint(u, { delegationId, protocol: 'mpp', target, requestId: rid() });
+    t.is(first.status, 200, first.text);
+    const balance = await ledgerBalance(stack(), u.walletAddress);
+    const spent = (await delegationRow(stack(), delegationId)).amountSpentCents;
+    // A retry under a new requestId, or with none: the challenge fixes the nonce, so only one credential can pay.
+    for (const body of [{ delegationId, protocol: 'mpp', target, requestId: rid() }, { delegationId, protocol: 'mpp', target }]) {
+      const again = await mint(u, body);
+      t.is(again.status, 409, again.text);
+      t.is(again.body.code, 'BCK.ROUTER.0013');
+      t.is(again.body.paymentId, first.body.paymentId);
+    }
+    t.is(await ledgerBalance(stack(), u.walletAddress), balance, 'no second debit');
+    t.is((await delegationRow(stack(), delegationId)).amountSpentCents, spent, 'no second cap charge');
+    t.is(await stack().ctx.db.em().count(RouterPayment, { userId: u.userId }), 1);
+  });
+
+  test('decrypted wallet keys leave the cache when their TTL ends', async (t) => {
+    const u = await stack().user();
+    const cache = createWalletKeyCache(stack().ctx, { ttlMs: 50 });
+    t.regex(await cache.get(u.userId), /^0x[0-9a-f]{64}$/);
+    t.is(cache.size(), 1);
+    await new Promise((r) => setTimeout(r, 200));
+    t.is(cache.size(), 0, 'gone without being looked up again');
   });
 
   test('settled: 200, same hash no-op, another hash 409 0005, another user 404 0004', async (t) => {

@@ -61,6 +61,7 @@ export const catalogue = {
   'BCK.ROUTER.0005': entry(409, 'conflict', 'Payment is not in a state that allows this', 'A payment is settled once, with one transaction hash.'),
   'BCK.ROUTER.0007': entry(429, 'integration', 'Too many concurrent router calls', 'Wait for calls in flight to finish, then retry.', true),
   'BCK.ROUTER.0009': entry(402, 'payment', 'Buyer wallet balance is insufficient', 'Fund the wallet (sandbox: npm run cli -- faucet) and retry.'),
+  'BCK.ROUTER.0013': entry(409, 'conflict', 'Challenge already paid', 'A payment exists for this MPP challenge, whose nonce it fixes (one authorization per challenge); its paymentId is in the body. Ask the merchant for a new challenge.'),
   'BCK.ROUTER.0012': entry(400, 'validation', 'The EIP-712 domain of the asset does not match', 'The merchant names a token with an EIP-712 name or version other than the known one; a signature under it would be rejected.'),
 
   // x402 delegated permissions

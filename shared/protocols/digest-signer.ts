@@ -71,6 +71,7 @@ const { keccak_256 } = require(workerData.sha3);
 const secp256k1 = require(workerData.secp256k1);
 parentPort.on('message', (batch) => {
   for (const [id, domainSeparator, encodedStruct, key] of batch) {
+    // Nothing a job holds may end the thread: every failure is that job's answer.
     try {
       const message = new Uint8Array(66);
       message[0] = 0x19;
@@ -85,7 +86,7 @@ parentPort.on('message', (batch) => {
     } catch (err) {
       parentPort.postMessage([[id, null, String(err && err.message)]]);
     }
-    key.fill(0);
+    if (key instanceof Uint8Array) key.fill(0);
   }
 });
 `;
@@ -110,7 +111,7 @@ export function createDigestSigner(threads: number): DigestSigner {
   let nextId = 0;
   let closed = false;
 
-  const workers = Array.from({ length: threads }, () => {
+  const start = (slot: number): Worker => {
     const w = new Worker(WORKER_SOURCE, { eval: true, workerData: paths });
     w.on('message', (answers: Answer[]) => {
       for (const [id, sig, error] of answers) {
@@ -123,9 +124,18 @@ export function createDigestSigner(threads: number): DigestSigner {
       if (pending.size === 0) idle();
     });
     w.on('error', (err) => failAll(err));
+    // A thread that ended unasked (an uncaught error, an addon crash) is replaced, so later signatures are not
+    // posted to it for ever: what it held was rejected by 'error' (or is rejected here).
+    w.on('exit', () => {
+      if (closed) return;
+      failAll(new Error('a signing thread stopped'));
+      workers[slot] = start(slot);
+      if (refd) workers[slot]?.ref();
+    });
     w.unref();
     return w;
-  });
+  };
+  const workers = Array.from({ length: threads }, (_, slot) => start(slot));
 
   // Idle threads do not keep the process alive; while a signature is pending they do, like any I/O in flight.
   let refd = false;
@@ -169,8 +179,9 @@ export function createDigestSigner(threads: number): DigestSigner {
         const id = nextId++;
         pending.set(id, { resolve, reject });
         busy();
-        // postMessage clones the key: the worker wipes its copy, the caller keeps its own.
-        queue.push([id, typed.domainSeparator, typed.encodedStruct, key]);
+        // A copy per job: postMessage clones an array that occurs twice in one batch ONCE, and the worker wipes
+        // each job's key after use (the caller keeps its own).
+        queue.push([id, typed.domainSeparator, typed.encodedStruct, key.slice()]);
         if (!scheduled) {
           scheduled = true;
           // After the poll phase: every request that arrived with this batch of socket reads is in the queue.

@@ -156,11 +156,17 @@ export interface UnsignedCredential {
 }
 
 /** Fills in the authorization for the chosen option, paid from `from`; signing is the caller's next step. */
-export function prepareCredential(payment: PaymentChoice, from: string, nowSeconds?: number): UnsignedCredential {
+export function prepareCredential(
+  payment: PaymentChoice,
+  from: string,
+  nowSeconds?: number,
+  opts: { maxAuthTtlSeconds?: number } = {},
+): UnsignedCredential {
   const now = nowSeconds === undefined ? {} : { nowSeconds };
   if (payment.type === 'x402') {
     const { choice, version } = payment;
-    const authorization = x402Authorization({ version, choice, from, ...now });
+    const cap = opts.maxAuthTtlSeconds === undefined ? {} : { maxValiditySeconds: opts.maxAuthTtlSeconds };
+    const authorization = x402Authorization({ version, choice, from, ...now, ...cap });
     return {
       authorization,
       typed: authorizationTyped(authorization, choice.asset, choice.network.chainId),

@@ -251,7 +251,8 @@ export const V1_VALID_AFTER_SKEW_SECONDS = 600;
 
 /**
  * The EIP-3009 authorization for a chosen option, as the official clients fill it: value = the exact required
- * amount; validBefore = now + maxTimeoutSeconds (clamped to [MIN, MAX]_VALIDITY_SECONDS); validAfter = now - 600
+ * amount; validBefore = now + maxTimeoutSeconds (at least MIN_VALIDITY_SECONDS, at most `maxValiditySeconds`,
+ * default MAX_VALIDITY_SECONDS); validAfter = now - 600
  * for v1 (x402@1) and 0 for v2 (@x402/evm `createEIP3009Payload`); a random 32-byte nonce.
  */
 export function x402Authorization(input: {
@@ -260,11 +261,13 @@ export function x402Authorization(input: {
   readonly from: string;
   readonly nowSeconds?: number;
   readonly nonce?: Hex;
+  /** The operator's cap on the window (ROUTER_MAX_AUTH_TTL_SECS); it wins over the lower bound too. */
+  readonly maxValiditySeconds?: number;
 }): TransferAuthorization {
   const now = input.nowSeconds ?? Math.floor(Date.now() / 1000);
   const window = Math.min(
     Math.max(input.choice.maxTimeoutSeconds ?? DEFAULT_VALIDITY_SECONDS, MIN_VALIDITY_SECONDS),
-    MAX_VALIDITY_SECONDS,
+    input.maxValiditySeconds ?? MAX_VALIDITY_SECONDS,
   );
   return {
     from: getAddress(input.from),

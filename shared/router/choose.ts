@@ -8,7 +8,7 @@ import { type PaymentChoice, type UpstreamAnswer, choosePayment } from '../proto
 import type { NoChoice } from '../protocols/reasons.js';
 import { credentialHeaderRefusal } from '../upstream/index.js';
 import type { RouterContext } from './context.js';
-import type { DelegationRow } from './pay.js';
+import { type DelegationRow, currencyFunds } from './pay.js';
 
 /** The token a delegation's currency pays (DESIGN §4): usd/usdc -> USDC, eur/eurc -> EURC; else none. */
 export function fundedSymbol(currency: string): Asset['symbol'] | undefined {
@@ -89,7 +89,15 @@ function inDelegationCurrency(rc: RouterContext, delegation: DelegationRow, answ
 
 /** Chooses from a merchant's 402 answer; nothing fundable -> 400 naming why. */
 export function chooseFromAnswer(rc: RouterContext, delegation: DelegationRow, answer: UpstreamAnswer): PaymentChoice {
-  const r = choosePayment(inDelegationCurrency(rc, delegation, answer), chooseOptions(rc, delegation));
+  const opts = chooseOptions(rc, delegation);
+  const r = choosePayment(inDelegationCurrency(rc, delegation, answer), opts);
   if (r.type === 'none') throw refusal(r);
+  // Every x402 option was in the other currency (kept above so the refusal could name it): x402 is not fundable
+  // by this delegation, so MPP is (DESIGN §7 "Choosing": x402 if an option is fundable, else MPP).
+  if (r.type === 'x402' && !currencyFunds(delegation.currency, r.choice.asset.symbol)) {
+    const mppOnly: UpstreamAnswer = { header: (n) => (n.toLowerCase() === 'payment-required' ? undefined : answer.header(n)) };
+    const mpp = choosePayment(mppOnly, opts);
+    if (mpp.type === 'mpp') return mpp;
+  }
   return r;
 }

@@ -15,7 +15,7 @@ import { InsufficientFunds, type Movement, applyMovements } from '../settlement/
 import type { RouterContext } from './context.js';
 import type { ClaimHandle } from './idempotency.js';
 import { type Fees, computeFees } from './fees.js';
-import { duplicateError, insertPaymentIn, paymentIdOf, resolveFeeIn, updatePaymentIn } from './payments.js';
+import { duplicateOf, insertPaymentIn, resolveFeeIn, updatePaymentIn } from './payments.js';
 
 export type DelegationRow = InferEntity<typeof Delegation>;
 
@@ -75,6 +75,9 @@ export async function issuePayment(rc: RouterContext, req: PayRequest): Promise<
   // Mode A's fee leg moves with the merchant leg (there is no later answer to wait for); mode B's waits for one.
   const feeNow = req.mode === 'credential' && fees.feeAmount > 0n;
   const paymentId = uuidv7();
+  const buyer = req.principal.walletAddress;
+  // x402: validBefore at most ROUTER_MAX_AUTH_TTL_SECS away (a leaked credential stays spendable no longer).
+  const unsigned = prepareCredential(req.choice, buyer, undefined, { maxAuthTtlSeconds: ctx.config.ROUTER_MAX_AUTH_TTL_SECS });
   const row = {
     id: paymentId,
     userId: req.principal.userId,
@@ -101,9 +104,8 @@ export async function issuePayment(rc: RouterContext, req: PayRequest): Promise<
     resourceUrl: req.resourceUrl?.slice(0, 2048) ?? null,
     txHash: null,
     failureReason: null,
+    authNonce: unsigned.authorization.nonce,
   };
-  const buyer = req.principal.walletAddress;
-  const unsigned = prepareCredential(req.choice, buyer);
   const key = keyBytes(await rc.walletKeys.get(req.principal.userId));
   const credential = unsigned.finish(bytesToHex(await rc.signer.sign(unsigned.typed, key)));
 
@@ -129,9 +131,7 @@ export async function issuePayment(rc: RouterContext, req: PayRequest): Promise<
       }
     }, { serializeOn: buyer }); // the buyer's balance and delegation rows: every payment of theirs locks them
   } catch (err) {
-    if (isUniqueViolation(err) && req.requestId !== undefined) {
-      throw duplicateError((await paymentIdOf(ctx, req.principal.userId, req.requestId)) ?? '');
-    }
+    if (isUniqueViolation(err)) throw await duplicateOf(ctx, req.principal.userId, req.requestId, row.authNonce, err);
     if (!(err instanceof Refused)) throw err;
     if (err.why === 'funds') throw new AppError('BCK.ROUTER.0009', `wallet ${buyer} holds too little ${leg.asset.symbol}`);
     const { reason } = await whyCapRefused(ctx, req.delegation.id, now);

@@ -11,7 +11,8 @@ export type NewPayment = Omit<InferEntity<typeof RouterPayment>, 'createdAt' | '
 const PAYMENT_COLUMNS = [
   'id', 'user_id', 'api_key_id', 'request_id', 'delegation_id', 'mode', 'protocol', 'x402version', 'status', 'scheme',
   'network', 'asset', 'recipient', 'amount', 'amount_raw', 'approx_cents', 'fee_bps', 'fee_amount', 'fee_cents',
-  'cap_charged_cents', 'fee_recipient', 'fee_status', 'resource_url', 'tx_hash', 'failure_reason', 'created_at', 'updated_at',
+  'cap_charged_cents', 'fee_recipient', 'fee_status', 'resource_url', 'tx_hash', 'failure_reason', 'auth_nonce', 'created_at',
+  'updated_at',
 ] as const;
 const INSERT_PAYMENT = `insert into router_payment (${PAYMENT_COLUMNS.join(', ')}) values (${PAYMENT_COLUMNS.map(() => '?').join(', ')})`;
 
@@ -23,7 +24,8 @@ export async function insertPaymentIn(tx: SqlTx, r: NewPayment, now: Date): Prom
   await tx.run(INSERT_PAYMENT, [
     r.id, r.userId, r.apiKeyId, r.requestId ?? null, r.delegationId, r.mode, r.protocol, r.x402Version ?? null, r.status,
     r.scheme, r.network, r.asset, r.recipient, r.amount, r.amountRaw, r.approxCents, r.feeBps, r.feeAmount, r.feeCents,
-    r.capChargedCents, r.feeRecipient ?? null, r.feeStatus, r.resourceUrl ?? null, r.txHash ?? null, r.failureReason ?? null, now, now,
+    r.capChargedCents, r.feeRecipient ?? null, r.feeStatus, r.resourceUrl ?? null, r.txHash ?? null, r.failureReason ?? null,
+    r.authNonce ?? null, now, now,
   ]);
 }
 
@@ -68,6 +70,29 @@ export async function setPaymentStatus(
     { ...to, updatedAt: ctx.now() },
   );
   return n === 1;
+}
+
+/**
+ * The payment a refused insert collided with: the same requestId (409 BCK.ROUTER.0002), or the same signed
+ * authorization nonce, i.e. an MPP challenge paid already (409 BCK.ROUTER.0013); both name the first payment.
+ */
+export async function duplicateOf(
+  ctx: ServiceContext,
+  userId: string,
+  requestId: string | undefined,
+  authNonce: string,
+  cause: unknown,
+): Promise<AppError | unknown> {
+  if (requestId !== undefined) {
+    const first = await paymentIdOf(ctx, userId, requestId);
+    if (first !== undefined) return duplicateError(first);
+  }
+  const paid = (await ctx.db.em().findOne(RouterPayment, { userId, authNonce }, { fields: ['id'] }))?.id;
+  if (paid !== undefined) {
+    return new AppError('BCK.ROUTER.0013', `this challenge was paid already: payment ${paid}`, { paymentId: paid }, { paymentId: paid });
+  }
+  // The row that held the key is gone again (rolled back meanwhile): the original error.
+  return cause;
 }
 
 export function duplicateError(paymentId: string): AppError {

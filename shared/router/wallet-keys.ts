@@ -7,10 +7,14 @@ import type { ServiceContext } from '../context.js';
 
 export interface WalletKeyCache {
   get(userId: string): Promise<`0x${string}`>;
+  /** Keys held now (expired ones are gone: see ttlAutopurge). */
+  size(): number;
 }
 
 export function createWalletKeyCache(ctx: ServiceContext, opts: { max?: number; ttlMs?: number } = {}): WalletKeyCache {
-  const cache = new LRUCache<string, `0x${string}`>({ max: opts.max ?? 10_000, ttl: opts.ttlMs ?? 60_000 });
+  // ttlAutopurge: without it lru-cache drops an expired entry only when it is next looked up or pushed out, so a
+  // key could stay in memory long after its minute.
+  const cache = new LRUCache<string, `0x${string}`>({ max: opts.max ?? 10_000, ttl: opts.ttlMs ?? 60_000, ttlAutopurge: true });
   return {
     async get(userId) {
       const hit = cache.get(userId);
@@ -19,5 +23,6 @@ export function createWalletKeyCache(ctx: ServiceContext, opts: { max?: number; 
       cache.set(userId, key);
       return key;
     },
+    size: () => cache.size,
   };
 }

@@ -8,7 +8,10 @@ import { Int64Type } from '../int64-type.js';
 export const RouterPayment = defineEntity({
   name: 'RouterPayment',
   tableName: 'router_payment',
-  uniques: [{ properties: ['userId', 'requestId'] }],
+  // (userId, authNonce): one payment per EIP-3009 authorization. An MPP challenge fixes its nonce
+  // (keccak256(id + realm)), so a second payment of the same challenge could never be collected (the token refuses
+  // a used nonce) while the first had already moved the money; x402 nonces are random and never meet.
+  uniques: [{ properties: ['userId', 'requestId'] }, { properties: ['userId', 'authNonce'] }],
   indexes: [{ properties: ['userId', 'createdAt'] }, { properties: ['delegationId', 'createdAt'] }],
   properties: {
     id: p.string().primary(),
@@ -40,6 +43,8 @@ export const RouterPayment = defineEntity({
     resourceUrl: p.text().nullable(),
     txHash: p.string().nullable(),
     failureReason: p.text().nullable(),
+    /** The signed EIP-3009 authorization's nonce (0x + 64 hex); null on rows written before it was kept. */
+    authNonce: p.string().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
     updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
   },

@@ -1,0 +1,17 @@
+import { Migration } from '@mikro-orm/migrations';
+
+export class Migration20261123134526_auth_nonce extends Migration {
+
+  override name = 'Migration20261123134526_auth_nonce';
+
+  override up(): void | Promise<void> {
+    this.addSql(`alter table "router_payment" add "auth_nonce" varchar(255) null;`);
+    this.addSql(`alter table "router_payment" add constraint "router_payment_user_id_auth_nonce_unique" unique ("user_id", "auth_nonce");`);
+  }
+
+  override down(): void | Promise<void> {
+    this.addSql(`alter table "router_payment" drop constraint "router_payment_user_id_auth_nonce_unique";`);
+    this.addSql(`alter table "router_payment" drop column "auth_nonce";`);
+  }
+
+}
