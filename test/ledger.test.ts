@@ -149,6 +149,25 @@ for (const kind of DB_KINDS) {
     t.deepEqual((await journal('reference = ?', ['self-1000'])).map((r) => r.delta).sort(), ['-1000', '1000']);
   });
 
+  register(`[${kind}] a self-payment with a fee leg beside payments the other way: no deadlock (locks in address order)`, async (t) => {
+    // F sorts before A: the self-payment's balance check on A used to lock A before F, while F -> A locks F, then A.
+    const F = `0x0000${addr().slice(6)}`;
+    const A = `0xffff${addr().slice(6)}`;
+    await faucet(c(), A, ASSET, 1_000_000n);
+    await faucet(c(), F, ASSET, 1_000_000n);
+    const selfWithFee = [
+      { from: A, to: A, asset: ASSET, amount: 10n, kind: 'router' },
+      { from: A, to: F, asset: ASSET, amount: 1n, kind: 'router_fee' },
+    ];
+    const back = [{ from: F, to: A, asset: ASSET, amount: 1n, kind: 'x' }];
+    const results = await Promise.allSettled(
+      Array.from({ length: 100 }, (_, i) => c().db.sql.transaction((tx) => applyMovements(tx, i % 2 === 0 ? selfWithFee : back, new Date()))),
+    );
+    t.deepEqual(results.filter((r) => r.status === 'rejected').map((r) => String((r as PromiseRejectedResult).reason)), []);
+    t.is(await balanceOf(c(), A, ASSET), 1_000_000n);
+    t.is(await balanceOf(c(), F, ASSET), 1_000_000n);
+  });
+
   register(`[${kind}] 50 parallel transfers from one wallet funding exactly 13: exactly 13 succeed`, async (t) => {
     const payer = addr();
     const to = addr();

@@ -1,8 +1,9 @@
 // Concurrent settles (DESIGN §9 "a concurrency test beside every spend"): the credit lots and the unique
 // (permission, agentRequestId) key decide, so parallel settles never burn more than is held nor twice per id.
-import { X402Settlement } from '../shared/db/entities/index.js';
+import { Delegation, PlanOrder, TokenBalance, X402Settlement } from '../shared/db/entities/index.js';
+import { TOKEN_ADDRESS } from './support/registry-builders.js';
 import { forEachDb } from './support/matrix.js';
-import { balance, mint, paymentRequired, permission, seller } from './support/x402.js';
+import { balance, delegation, fundUsdc, mint, paymentRequired, permission, seller } from './support/x402.js';
 
 forEachDb(({ stack, test }) => {
   test('100 parallel settles with distinct agentRequestIds against credits for exactly K: K succeed, balance 0', async (t) => {
@@ -49,6 +50,28 @@ forEachDb(({ stack, test }) => {
     t.is(await balance(sub.api, s.plan.planId, sub.walletAddress), '17');
     t.is((await sub.api.get(`/x402/permissions/${p.permissionHash}`)).body.usedCredits, '3');
     t.is(await stack().ctx.db.em().count(X402Settlement, { permissionHash: p.permissionHash }), 1);
+  });
+
+  test('20 parallel settles with one agentRequestId and no credits held: ONE auto-order, one reserve, one burn', async (t) => {
+    const s = await seller(stack()); // 1 USDC (100 cents) for 10 credits
+    const sub = await stack().user();
+    await fundUsdc(stack(), sub.walletAddress, 5_000_000n);
+    const d = await delegation(sub.api, { provider: 'erc4337', spendingLimitCents: 1000 });
+    const p = await permission(sub.api, { planId: s.plan.planId, delegationId: d });
+    const pr = paymentRequired({ planId: s.plan.planId });
+    const results = await Promise.all(
+      Array.from({ length: 20 }, () =>
+        s.user.api.post('/x402/settle', { paymentRequired: pr, x402AccessToken: p.x402AccessToken, maxAmount: '4', agentRequestId: 'retried' }),
+      ),
+    );
+    t.deepEqual([...new Set(results.map((r) => r.status))], [201], JSON.stringify(results.find((r) => r.status !== 201)?.body));
+    t.true(results.every((r) => r.body.success === true));
+    t.is(new Set(results.map((r) => r.body.orderId)).size, 1, 'every answer names the one order');
+    const em = stack().ctx.db.em();
+    t.is(await em.count(PlanOrder, { buyerUserId: sub.userId }), 1, 'one plan bought, not one per retry');
+    t.is((await em.findOneOrFail(Delegation, { id: d })).amountSpentCents, 100n, 'one reserve on the delegation');
+    t.is((await em.findOneOrFail(TokenBalance, { address: sub.walletAddress, asset: TOKEN_ADDRESS })).balance, 4_000_000n);
+    t.is(await balance(sub.api, s.plan.planId, sub.walletAddress), '6');
   });
 
   test('settles racing a revoke: every success committed before it, nothing after', async (t) => {

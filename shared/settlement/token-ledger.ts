@@ -78,24 +78,28 @@ const JOURNAL_ROW = '(?, ?, ?, ?, ?, ?, ?, ?)';
 export async function applyMovements(tx: SqlTx, movements: readonly Movement[], now: Date): Promise<string> {
   const txId = uuidv7();
   const legs = movements.filter((m) => m.amount > 0n);
-  const changes = new Map<string, { address: string; asset: string; delta: bigint }>();
-  const change = (address: string, asset: string, delta: bigint) => {
+  const changes = new Map<string, { address: string; asset: string; delta: bigint; self: bigint }>();
+  const change = (address: string, asset: string, delta: bigint, self = 0n) => {
     const k = `${address}\u0000${asset}`;
     const c = changes.get(k);
-    if (c === undefined) changes.set(k, { address, asset, delta });
-    else c.delta += delta;
+    if (c === undefined) changes.set(k, { address, asset, delta, self });
+    else {
+      c.delta += delta;
+      c.self += self;
+    }
   };
   for (const m of legs) {
-    change(m.from, m.asset, -m.amount);
+    // A payment to oneself nets to zero, so no debit would check it: it still needs the balance (an on-chain
+    // transfer of more than the payer holds reverts, self-transfer or not). Pseudo-accounts may go negative.
+    const self = m.from === m.to && m.from !== FAUCET_ACCOUNT && !m.from.startsWith(CARD_ACCOUNT_PREFIX) ? m.amount : 0n;
+    change(m.from, m.asset, -m.amount, self);
     change(m.to, m.asset, m.amount);
   }
-  // A payment to oneself nets to zero, so no debit would check it: it still needs the balance (an on-chain
-  // transfer of more than the payer holds reverts, self-transfer or not).
-  for (const m of legs) {
-    if (m.from === m.to && m.from !== FAUCET_ACCOUNT && !m.from.startsWith(CARD_ACCOUNT_PREFIX)) await requireBalance(tx, m.from, m.asset, m.amount);
-  }
   const ordered = [...changes.values()].sort((a, b) => (a.address < b.address ? -1 : a.address > b.address ? 1 : a.asset < b.asset ? -1 : 1));
+  // Every row is touched at its place in address order (the self-payment check too), so PostgreSQL row locks are
+  // always taken in one order and two transactions cannot deadlock.
   for (const c of ordered) {
+    if (c.self > 0n) await requireBalance(tx, c.address, c.asset, c.self);
     if (c.delta < 0n) await debit(tx, c.address, c.asset, -c.delta, now);
     else if (c.delta > 0n) await credit(tx, c.address, c.asset, c.delta, now);
   }

@@ -29,6 +29,7 @@ import { orderAgainstDelegation } from './auto-order.js';
 import { type PresentedPermission, checkPermission } from './check-permission.js';
 import type { PermissionRow } from './permissions.js';
 import { Reason } from './reasons.js';
+import { sha256Hex } from '../crypto/hashing.js';
 
 export type SettleResponse =
   | {
@@ -150,12 +151,33 @@ async function insufficient(ctx: ServiceContext, permission: PermissionRow, plan
   });
 }
 
+/**
+ * Settles of one (permission, agentRequestId) in flight in this process. A repeat waits for the first to end and
+ * then meets its result through the unique key (a duplicate). Without this, repeats that arrive while the credits
+ * are short each failed their first burn (rolled back: no row holds the key yet) and each bought the plan: N
+ * identical retries made N orders, reserved N times on the delegation (and charged a card N times), for one burn.
+ */
+const settling = new Map<string, Promise<unknown>>();
+
 export async function settlePermission(
   ctx: ServiceContext,
   caller: Caller,
   input: SettleInput,
   deps: SettleDeps = {},
 ): Promise<SettleResponse> {
+  // Keyed by the token's hash: the token itself is a bearer secret and is not kept as a map key.
+  const key = `${sha256Hex(input.x402AccessToken)}\u0000${input.agentRequestId}`;
+  for (let first = settling.get(key); first !== undefined; first = settling.get(key)) await first.catch(() => undefined);
+  const run = settleOnce(ctx, caller, input, deps);
+  settling.set(key, run);
+  try {
+    return await run;
+  } finally {
+    if (settling.get(key) === run) settling.delete(key);
+  }
+}
+
+async function settleOnce(ctx: ServiceContext, caller: Caller, input: SettleInput, deps: SettleDeps): Promise<SettleResponse> {
   const checked = await checkPermission(ctx, caller, input);
   if (checked.type === 'invalid') {
     const { reason, message, payer, network } = checked;
