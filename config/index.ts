@@ -7,8 +7,6 @@ import { z } from 'zod';
 const whole = z.string().regex(/^[0-9]{1,15}$/, 'must be a whole number').transform(Number);
 const port = whole.pipe(z.number().int().min(0).max(65535));
 
-/** Default of ROUTER_REQUEST_BODY_TIMEOUT_MS, also the body reader's own default before the proxy configures it. */
-
 export const ConfigSchema = z
   .object({
     /** Interface both processes bind to. Default 127.0.0.1: expose deliberately, behind TLS. */

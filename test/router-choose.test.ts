@@ -63,7 +63,7 @@ test('ROUTER_MAX_AUTH_TTL_SECS caps validBefore below the offer\'s maxTimeoutSec
   const choice = chooseFromAnswer(rc, delegationIn('usd'), usdcX402EurcMpp);
   const now = 1_800_000_000;
   const window = (cap?: number) => {
-    const u = prepareCredential(choice, PAYER, now, cap === undefined ? {} : { maxAuthTtlSeconds: cap });
+    const u = prepareCredential(choice, PAYER, cap === undefined ? { nowSeconds: now } : { nowSeconds: now, maxAuthTtlSeconds: cap });
     return Number(u.authorization.validBefore) - now;
   };
   t.is(window(), 300, 'the offer asks for 300 s');

@@ -48,8 +48,10 @@ export function paymentRoutes(table: RouteTable, rc: RouterContext): void {
       res.end(csv);
       return;
     }
-    // `total` counts every matching payment, as the summary does; `payments` holds at most `limit` of them.
-    sendJson(res, 200, { total: await countPayments(rc.ctx, principal.userId, q), payments: records });
+    // `total` counts every matching payment, as the summary does; `payments` holds at most `limit` of them (a page
+    // that is not full holds them all, and needs no count).
+    const total = records.length < q.limit ? records.length : await countPayments(rc.ctx, principal.userId, q);
+    sendJson(res, 200, { total, payments: records });
   });
 
   table.add('GET', '/api/v1/router/payments/summary', async ({ res, target, principal }) => {

@@ -159,10 +159,9 @@ export interface UnsignedCredential {
 export function prepareCredential(
   payment: PaymentChoice,
   from: string,
-  nowSeconds?: number,
-  opts: { maxAuthTtlSeconds?: number } = {},
+  opts: { nowSeconds?: number | undefined; maxAuthTtlSeconds?: number } = {},
 ): UnsignedCredential {
-  const now = nowSeconds === undefined ? {} : { nowSeconds };
+  const now = opts.nowSeconds === undefined ? {} : { nowSeconds: opts.nowSeconds };
   if (payment.type === 'x402') {
     const { choice, version } = payment;
     const cap = opts.maxAuthTtlSeconds === undefined ? {} : { maxValiditySeconds: opts.maxAuthTtlSeconds };
@@ -213,6 +212,6 @@ export function prepareCredential(
 
 /** Signs the chosen option with the buyer's key (native signer, on this thread) and builds the credential. */
 export function buildPaymentCredential(payment: PaymentChoice, signer: Signer, nowSeconds?: number): PaymentCredential {
-  const unsigned = prepareCredential(payment, signer.address, nowSeconds);
+  const unsigned = prepareCredential(payment, signer.address, { nowSeconds });
   return unsigned.finish(bytesToHex(signTypedNow(unsigned.typed, keyBytes(signer.privateKey))));
 }

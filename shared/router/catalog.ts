@@ -79,14 +79,10 @@ export function joinSlugPath(base: string, segments: readonly string[]): URL {
 }
 
 /**
- * The outcome of a call to a catalog upstream as an error that does not carry the outbound module's reason (it
- * names the host or the address it resolved to). After the payment (`paymentId`) the caller's request was fine:
- * a 502 naming the payment, whatever refused the paid hop.
+ * The unpaid call to a catalog upstream as an error that does not carry the outbound module's reason (it names
+ * the host or the address it resolved to).
  */
-export function slugUpstreamError(outcome: Refused | Failed, slug: string, paymentId?: string): AppError {
-  if (paymentId !== undefined) {
-    return new AppError('BCK.HTTP.0502', `the paid call to the upstream of slug ${slug} failed`, { slug, paymentId }, { paymentId });
-  }
+export function slugUpstreamError(outcome: Refused | Failed, slug: string): AppError {
   if (outcome.type === 'refused') {
     return new AppError('BCK.ROUTER.0001', `the upstream of slug ${slug} cannot be called (refused by the outbound policy)`, { slug });
   }

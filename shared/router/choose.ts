@@ -2,7 +2,7 @@
 import { getAddress } from 'viem';
 import { AppError } from '../errors/app-error.js';
 import { type Asset, NETWORKS } from '../assets.js';
-import { decodeBase64, encodeBase64, isJsonObject, parseJson } from '../protocols/encoding.js';
+import { decodeBase64, isJsonObject, parseJson } from '../protocols/encoding.js';
 import { exceedsJsonDepth } from '../protocols/json-depth.js';
 import { type PaymentChoice, type UpstreamAnswer, choosePayment } from '../protocols/payment.js';
 import type { NoChoice } from '../protocols/reasons.js';
@@ -54,13 +54,9 @@ function inDelegationCurrency(rc: RouterContext, delegation: DelegationRow, answ
     NETWORKS[rc.ctx.config.ENVIRONMENT].assets.filter((a) => a.symbol !== symbol).map((a) => a.address.toLowerCase()),
   );
   const keep = (o: unknown) => !(isJsonObject(o) && typeof o.asset === 'string' && foreign.has(o.asset.toLowerCase()));
-  /**
-   * The object with `accepts` narrowed, or undefined when it cannot or need not be narrowed. A value nested too
-   * deeply is left as it is: re-encoding it below would overflow JSON.stringify (RangeError, a 500), and the
-   * protocol decoder refuses it as malformed anyway (json-depth.ts).
-   */
+  /** The object with `accepts` narrowed, or undefined when it cannot or need not be narrowed. */
   const narrowed = (value: unknown): Record<string, unknown> | undefined => {
-    if (!isJsonObject(value) || !Array.isArray(value.accepts) || exceedsJsonDepth(value)) return undefined;
+    if (!isJsonObject(value) || !Array.isArray(value.accepts)) return undefined;
     const kept = value.accepts.filter(keep);
     if (kept.length === 0 || kept.length === value.accepts.length) return undefined;
     return { ...value, accepts: kept };
@@ -69,22 +65,21 @@ function inDelegationCurrency(rc: RouterContext, delegation: DelegationRow, answ
     const n = narrowed(answer.paymentRequired);
     return n === undefined ? answer : { ...answer, paymentRequired: n };
   }
+  // The decoded header is handed on as the object it decodes to (not encoded again): the decoder takes it as it
+  // takes a mode A target, with the same checks (json-depth.ts among them).
   const header = answer.header('PAYMENT-REQUIRED');
-  let required: string | undefined = header;
   if (header !== undefined) {
     const text = decodeBase64(header.trim());
     const json = text === undefined ? undefined : parseJson(text);
     const n = json?.ok === true ? narrowed(json.value) : undefined;
-    if (n !== undefined) required = encodeBase64(JSON.stringify(n));
+    return n === undefined ? answer : { ...answer, paymentRequired: n };
   }
-  let body = answer.body;
-  if (header === undefined && body !== undefined && body.includes('"accepts"')) {
-    const json = parseJson(body);
-    const n = json.ok ? narrowed(json.value) : undefined;
-    if (n !== undefined) body = JSON.stringify(n);
-  }
-  if (required === header && body === answer.body) return answer;
-  return { header: (name) => (name.toLowerCase() === 'payment-required' ? required : answer.header(name)), body };
+  // x402 v1 has no decoded form here: the narrowed body is encoded again, unless it nests too deeply for
+  // JSON.stringify (RangeError, a 500); the decoder refuses that body as malformed anyway.
+  if (answer.body === undefined || !answer.body.includes('"accepts"')) return answer;
+  const json = parseJson(answer.body);
+  const n = json.ok ? narrowed(json.value) : undefined;
+  return n === undefined || exceedsJsonDepth(n) ? answer : { header: answer.header, body: JSON.stringify(n) };
 }
 
 /** Chooses from a merchant's 402 answer; nothing fundable -> 400 naming why. */

@@ -22,10 +22,13 @@ function answerOf(body: MintBody): UpstreamAnswer {
     return { header: (n) => (n.toLowerCase() === 'www-authenticate' ? challenge : undefined) };
   }
   if (!Array.isArray(t.accepts)) throw new AppError('BCK.ROUTER.0001', 'target.accepts is required for x402');
-  // Re-encoding a v1 target below (JSON.stringify) would overflow the stack on a few thousand levels (RangeError,
-  // a 500): refused as the malformed offer it is, with the refusal the decoder gives a deep 402 (json-depth.ts).
-  if (exceedsJsonDepth(t.accepts, MAX_JSON_DEPTH - 1)) throw refusal(malformedOffer(`target.accepts is nested deeper than ${MAX_JSON_DEPTH} levels`));
-  if (t.x402Version === 1) return { header: () => undefined, body: JSON.stringify({ x402Version: 1, accepts: t.accepts }) };
+  if (t.x402Version === 1) {
+    // Encoding a v1 target (JSON.stringify) would overflow the stack on a few thousand levels (RangeError, a 500):
+    // refused as the malformed offer it is, with the refusal the decoder gives a deep 402 (json-depth.ts). A v2
+    // target is handed on as an object, and the decoder checks its depth.
+    if (exceedsJsonDepth(t.accepts, MAX_JSON_DEPTH - 1)) throw refusal(malformedOffer(`target.accepts is nested deeper than ${MAX_JSON_DEPTH} levels`));
+    return { header: () => undefined, body: JSON.stringify({ x402Version: 1, accepts: t.accepts }) };
+  }
   // As the PAYMENT-REQUIRED header would decode: only the keys the caller sent.
   const required: Record<string, unknown> = { x402Version: 2, accepts: t.accepts };
   if (t.resource !== undefined) required.resource = t.resource;

@@ -10,7 +10,6 @@ import type { ClaimHandle } from './idempotency.js';
 import { spendableDelegation } from './delegation-snapshot.js';
 import { outcomeOf } from './outcome.js';
 import { type IssuedPayment, finishPayment, issuePayment } from './pay.js';
-import { slugUpstreamError } from './catalog.js';
 import { upstreamCredential } from './upstream-credential.js';
 
 export interface PaidAnswer<B> {
@@ -54,9 +53,13 @@ export async function payAndResend<B>(
     await finishPayment(rc, issued, { status: 502, outcome: { type: 'issued' } }, principal.walletAddress);
     // After the payment the caller's request was fine: whatever refused the paid hop (an answer over the size
     // limit, a name that now resolves to a private address) is the merchant's failure, a 502 naming the payment.
-    if (args.slug !== undefined) throw slugUpstreamError(response, args.slug, issued.paymentId);
-    const { reason } = response;
-    throw new AppError('BCK.HTTP.0502', `the paid call to the merchant failed: ${reason}`, { reason, paymentId: issued.paymentId }, { paymentId: issued.paymentId });
+    // A catalog slug's upstream is never named: the outbound module's reasons name hosts and addresses.
+    const { paymentId } = issued;
+    const [details, params] =
+      args.slug === undefined
+        ? [`the paid call to the merchant failed: ${response.reason}`, { reason: response.reason }]
+        : [`the paid call to the upstream of slug ${args.slug} failed`, { slug: args.slug }];
+    throw new AppError('BCK.HTTP.0502', details, { ...params, paymentId }, { paymentId });
   }
   const done = await finishPayment(
     rc,

@@ -77,7 +77,7 @@ export async function issuePayment(rc: RouterContext, req: PayRequest): Promise<
   const paymentId = uuidv7();
   const buyer = req.principal.walletAddress;
   // x402: validBefore at most ROUTER_MAX_AUTH_TTL_SECS away (a leaked credential stays spendable no longer).
-  const unsigned = prepareCredential(req.choice, buyer, undefined, { maxAuthTtlSeconds: ctx.config.ROUTER_MAX_AUTH_TTL_SECS });
+  const unsigned = prepareCredential(req.choice, buyer, { maxAuthTtlSeconds: ctx.config.ROUTER_MAX_AUTH_TTL_SECS });
   const row = {
     id: paymentId,
     userId: req.principal.userId,

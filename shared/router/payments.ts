@@ -1,6 +1,7 @@
 // Router payment rows: the durable claim (DESIGN §7 step 6), state changes, the ledger listing and summary.
 import type { InferEntity } from '@mikro-orm/core';
 import type { ServiceContext } from '../context.js';
+import { raw } from '@mikro-orm/sql';
 import { RouterPayment } from '../db/entities/index.js';
 import type { SqlTx } from '../db/sql.js';
 import { AppError } from '../errors/app-error.js';
@@ -82,7 +83,7 @@ export async function duplicateOf(
   requestId: string | undefined,
   authNonce: string,
   cause: unknown,
-): Promise<AppError | unknown> {
+): Promise<unknown> {
   if (requestId !== undefined) {
     const first = await paymentIdOf(ctx, userId, requestId);
     if (first !== undefined) return duplicateError(first);
@@ -196,27 +197,16 @@ export async function paymentsSummary(
   userId: string,
   q: { granularity: Granularity; delegationId?: string | undefined; from?: Date | undefined; to?: Date | undefined },
 ): Promise<{ total: number; series: { date: string; value: number }[] }> {
-  const sqlite = ctx.db.dialect === 'sqlite';
-  // SQLite keeps created_at as epoch milliseconds (MikroORM); PostgreSQL as timestamptz.
-  const day = sqlite ? `created_at / ${DAY_MS}` : 'floor(extract(epoch from created_at) / 86400)';
-  const at = (d: Date) => (sqlite ? d.getTime() : d.toISOString());
-  const where = ['user_id = ?', "status <> 'Pending'"];
-  const params: (string | number)[] = [userId];
-  if (q.delegationId !== undefined) {
-    where.push('delegation_id = ?');
-    params.push(q.delegationId);
-  }
-  if (q.from !== undefined) {
-    where.push('created_at >= ?');
-    params.push(at(q.from));
-  }
-  if (q.to !== undefined) {
-    where.push('created_at < ?');
-    params.push(at(q.to));
-  }
+  // SQLite keeps created_at as epoch milliseconds (MikroORM); PostgreSQL as timestamptz. The filters are the
+  // listing's (whereOf).
+  const day = ctx.db.dialect === 'sqlite' ? `created_at / ${DAY_MS}` : 'floor(extract(epoch from created_at) / 86400)';
   const rows = await ctx.db
     .em()
-    .execute<{ d: unknown; n: unknown }[]>(`select ${day} as d, count(*) as n from router_payment where ${where.join(' and ')} group by 1 order by 1`, params);
+    .createQueryBuilder(RouterPayment)
+    .select([raw(`${day} as d`), raw('count(*) as n')])
+    .where(whereOf(userId, q))
+    .groupBy(raw(day))
+    .execute<{ d: unknown; n: unknown }[]>('all', false);
   const counts = new Map<string, number>();
   let total = 0;
   for (const r of rows) {
@@ -225,5 +215,6 @@ export async function paymentsSummary(
     counts.set(k, (counts.get(k) ?? 0) + n);
     total += n;
   }
-  return { total, series: [...counts].map(([date, value]) => ({ date, value })) };
+  const series = [...counts].sort(([a], [b]) => (a < b ? -1 : 1)).map(([date, value]) => ({ date, value }));
+  return { total, series };
 }

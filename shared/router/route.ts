@@ -47,8 +47,6 @@ function relayBody(r: Extract<UpstreamResult, { type: 'response' }>): unknown {
  */
 function responseOrThrow(r: UpstreamResult, limit: number, slug: string | undefined): Extract<UpstreamResult, { type: 'response' }> {
   if (r.type === 'response') return r;
-  // A slug's upstream is never shown (DESIGN §7): the outbound module's reasons name hosts and addresses.
-  if (slug !== undefined && r.reason !== REASON.responseTooLarge) throw slugUpstreamError(r, slug);
   if (r.type === 'refused' && r.reason === REASON.responseTooLarge) {
     throw new AppError(
       'BCK.ROUTER.0001',
@@ -56,7 +54,8 @@ function responseOrThrow(r: UpstreamResult, limit: number, slug: string | undefi
       { reason: r.reason, limitBytes: limit },
     );
   }
-  throw upstreamAppError(r);
+  // A slug's upstream is never shown (DESIGN §7): the outbound module's reasons name hosts and addresses.
+  throw slug === undefined ? upstreamAppError(r) : slugUpstreamError(r, slug);
 }
 
 export async function targetUrl(rc: RouterContext, body: Pick<RouteBody, 'url' | 'slug' | 'path'>): Promise<string> {
