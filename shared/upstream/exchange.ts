@@ -8,7 +8,7 @@
 import { Readable } from 'node:stream';
 import { type Dispatcher, util } from 'undici';
 import { type OutgoingHeaders, scrubResponseHeaders } from './headers.js';
-import { type Failed, type Refused, UpstreamFailedError, UpstreamStreamError, outcomeOf } from './outcomes.js';
+import { type Failed, type Refused, UpstreamFailedError, UpstreamStreamError, codeOf, outcomeOf } from './outcomes.js';
 import { REASON } from './reasons.js';
 
 export type ExchangeResult = { type: 'response'; status: number; headers: OutgoingHeaders; body: Readable } | Refused | Failed;
@@ -130,7 +130,7 @@ export class Exchange implements Dispatcher.DispatchHandler {
   onError(err: Error): void {
     // undici holds a 304 (or 204) with a Content-Length to that length and reports the missing bytes: there are
     // none to wait for, so the answer is complete.
-    if (this.#bodiless && this.#body !== undefined && (err as { code?: unknown }).code === 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH') {
+    if (this.#bodiless && this.#body !== undefined && codeOf(err) === 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH') {
       this.onComplete();
       return;
     }

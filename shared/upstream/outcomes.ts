@@ -38,7 +38,8 @@ export class UpstreamStreamError extends Error {
   }
 }
 
-function codeOf(err: unknown): string {
+/** The `code` of a thrown value (Node and undici errors carry one), or ''. */
+export function codeOf(err: unknown): string {
   if (typeof err === 'object' && err !== null && 'code' in err && typeof err.code === 'string') return err.code;
   return '';
 }
