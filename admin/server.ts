@@ -6,6 +6,7 @@ import { createContext } from '../shared/context.js';
 import { startCheckpointer } from '../shared/db/checkpointer.js';
 import { ensureSigningKey } from '../shared/keys/signing-keys.js';
 import { createLogger } from '../shared/log.js';
+import { startFeeSweep } from '../shared/router/fee-sweep.js';
 import { onShutdown } from '../shared/shutdown.js';
 import { buildAdminApp } from './app.js';
 
@@ -15,6 +16,7 @@ const ctx = await createContext(config, log, { migrate: process.env.PAYROUTE_SKI
 await ensureSigningKey(ctx);
 await ensureOperatorWallet(ctx);
 const stopCheckpointer = startCheckpointer(ctx.db, log);
+const stopFeeSweep = startFeeSweep(ctx, log, config.ROUTER_FEE_SWEEP_AFTER_SECS);
 const { app } = buildAdminApp(ctx);
 const server = createServer(app.callback());
 server.keepAliveTimeout = 65_000;
@@ -27,6 +29,7 @@ server.listen(config.ADMIN_PORT, config.HOST, () => {
 });
 onShutdown(log, async () => {
   stopCheckpointer();
+  stopFeeSweep();
   await new Promise<void>((resolve) => server.close(() => resolve()));
   server.closeAllConnections();
   await ctx.db.close();

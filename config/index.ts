@@ -27,6 +27,9 @@ export const ConfigSchema = z
       .string()
       .regex(/^(sqlite:.+|postgres(ql)?:\/\/.+)$/, 'must be sqlite:<path> or postgres://...')
       .optional(),
+    /** SQLite only: `full` syncs the WAL at every COMMIT (a payment answered survives a power loss); `normal` only at
+     *  checkpoints (faster; a machine crash may lose the last commits). Default full. */
+    SQLITE_SYNCHRONOUS: z.enum(['full', 'normal']).default('full'),
     /** `sandbox` (test network, faucet allowed) or `live` (main network). Default sandbox. */
     ENVIRONMENT: z.enum(['sandbox', 'live']).default('sandbox'),
     /** At least 32 characters; the AES-256-GCM key for stored secrets is derived from it (HKDF-SHA256).
@@ -56,8 +59,10 @@ export const ConfigSchema = z
     ROUTER_MAX_CONCURRENT_PER_USER: whole.pipe(z.number().int().positive()).default(10),
     /** Worker threads that make the payment signatures, off the event loop; 0 signs on it. Default 1. */
     ROUTER_SIGNING_THREADS: whole.pipe(z.number().int().min(0).max(64)).default(1),
-    /** Upper bound on an x402 authorization's validBefore, seconds from now. Default 3600. */
-    ROUTER_MAX_AUTH_TTL_SECS: whole.pipe(z.number().int().min(6).max(86_400)).default(3600),
+    /** Upper bound on an x402 authorization's validBefore, seconds from now. Default 3600. At least 30: the official
+     *  facilitator refuses an authorization whose validBefore is within 6 s at verify and again at settle, so a
+     *  shorter window expires before the merchant can settle it, after the payment was recorded. */
+    ROUTER_MAX_AUTH_TTL_SECS: whole.pipe(z.number().int().min(30).max(86_400)).default(3600),
     /** Comma-separated CAIP-2 networks the router may pay on; narrows the environment's own. Default: all of them. */
     ROUTER_FUNDED_NETWORKS: z.string().regex(/^eip155:[0-9]+(,eip155:[0-9]+)*$/, 'must be eip155:<id>[,...]').optional(),
     /** Comma-separated token addresses MPP charges may use. Default: the environment's USDC and EURC. */
@@ -79,6 +84,9 @@ export const ConfigSchema = z
     ROUTER_STREAM_IDLE_MS: whole.pipe(z.number().int().positive()).default(30_000),
     /** Total time an upstream exchange may take. Default 5 min. */
     ROUTER_STREAM_MAX_MS: whole.pipe(z.number().int().positive()).default(300_000),
+    /** Age after which the admin process releases a mode B fee leg still reserved (its paid call's recording never
+     *  happened: a database error, a stop mid-call). Longer than any paid call can last. Default 1 h, at least 10 min. */
+    ROUTER_FEE_SWEEP_AFTER_SECS: whole.pipe(z.number().int().min(600)).default(3600),
     /** Upstream connect timeout. Default 10 s. */
     ROUTER_CONNECT_TIMEOUT_MS: whole.pipe(z.number().int().positive()).default(10_000),
     /** Upstream response-headers timeout. Default 30 s. */

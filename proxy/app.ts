@@ -28,7 +28,10 @@ export function buildProxyHandler({ config, log, relay, auth, routes }: ProxyDep
     const path = target.pathname;
     const found = routes.match(req.method ?? 'GET', path);
     if (found === undefined) throw new AppError('BCK.HTTP.0404', `no route for ${req.method ?? 'GET'} ${path}`);
-    if (found === 'method') throw new AppError('BCK.HTTP.0405', `${req.method ?? 'GET'} is not allowed on ${path}`);
+    if ('allow' in found) {
+      res.setHeader('allow', found.allow.join(', '));
+      throw new AppError('BCK.HTTP.0405', `${req.method ?? 'GET'} is not allowed on ${path}`);
+    }
     await found.handler({ req, res, target, correlationId: id, principal, params: found.params });
   }
 

@@ -237,9 +237,9 @@ forEachDb(({ stack, test }) => {
     t.is((await paymentRows(stack(), u.userId)).length, 0);
   });
 
-  test('route: a body that stalls after 2 MB of a declared 10 MB -> 408 BCK.HTTP.0408 with Connection: close, then the connection is closed', async (t) => {
+  test('route: a body that stalls after 500 kB of a declared 1 MB -> 408 BCK.HTTP.0408 with Connection: close, then the connection is closed', async (t) => {
     const { u, delegationId } = await paidUser();
-    const a = await stalledUpload(stack(), '/api/v1/router/route', { authorization: `Bearer ${u.apiKey}` }, 10_000_000, Buffer.alloc(2_000_000, 0x20));
+    const a = await stalledUpload(stack(), '/api/v1/router/route', { authorization: `Bearer ${u.apiKey}` }, 1_000_000, Buffer.alloc(500_000, 0x20));
     t.is(a.status, 408);
     t.is(a.headers.connection, 'close');
     t.like(a.body, { code: 'BCK.HTTP.0408', httpStatus: 408, category: 'validation', retryable: true });

@@ -140,6 +140,21 @@ forEachDb(({ stack, test }) => {
     t.is(foreign.body.code, 'BCK.ROUTER.0003');
   });
 
+  test('mode A: options in the other x402 version\'s fields than the target declares -> 400, nothing signed or charged', async (t) => {
+    const { u, delegationId } = await paidUser();
+    const v1 = (await v1Target()) as { accepts: unknown[] };
+    const v2 = (await v2Target()) as { accepts: unknown[] };
+    // An x402@1 merchant's options sent without x402Version (2 by default), and v2 options declared as version 1.
+    for (const target of [{ accepts: v1.accepts }, { x402Version: 2, accepts: v1.accepts }, { x402Version: 1, accepts: v2.accepts }]) {
+      const r = await mint(u, { delegationId, protocol: 'x402', target, requestId: rid() });
+      t.is(r.status, 400, r.text);
+      t.is(r.body.code, 'BCK.ROUTER.0001');
+      t.regex(r.body.details, /names its network/);
+    }
+    t.is(await stack().ctx.db.em().count(RouterPayment, { userId: u.userId }), 0);
+    t.is((await delegationRow(stack(), delegationId)).amountSpentCents, 0n);
+  });
+
   test('the same MPP challenge minted twice: 409 BCK.ROUTER.0013 naming the first payment; cap and ledger charged once', async (t) => {
     const { u, delegationId } = await paidUser();
     const target = await mppTarget();
@@ -268,6 +283,29 @@ forEachDb(({ stack, test }) => {
     const windowed = await u.api.get(`/router/payments/summary?from=${encodeURIComponent(past)}&to=${encodeURIComponent(future)}`);
     t.deepEqual(windowed.body, { total: 3, series: [{ date: today, value: 3 }] });
     t.deepEqual((await u.api.get(`/router/payments/summary?from=${encodeURIComponent(future)}`)).body, { total: 0, series: [] });
+
+    // The summary takes the listing's delegationId filter (a bad one is a 400, not the whole account).
+    t.deepEqual((await u.api.get(`/router/payments/summary?delegationId=${d2}`)).body, { total: 1, series: [{ date: today, value: 1 }] });
+    t.is((await u.api.get('/router/payments/summary?delegationId=nope')).status, 400);
+    // A date-only `to` names its whole UTC day: from=D&to=D is day D, on the listing and the summary.
+    t.is((await u.api.get(`/router/payments?from=${today}&to=${today}`)).body.total, 3);
+    t.deepEqual((await u.api.get(`/router/payments/summary?from=${today}&to=${today}`)).body, { total: 3, series: [{ date: today, value: 3 }] });
+    t.is((await u.api.get(`/router/payments?to=${today}`)).body.total, 3);
+    // Pages: `page` (1-based) of `limit` rows; `offset` (the contract's results per page) is the same knob.
+    const pages = await Promise.all([1, 2, 3, 4].map((p) => u.api.get(`/router/payments?limit=1&page=${p}`)));
+    t.deepEqual(pages.map((p) => p.body.payments.map((x: { paymentId: string }) => x.paymentId)), [[ids[2]], [ids[1]], [ids[0]], []]);
+    t.true(pages.every((p, i) => p.body.total === 3 && p.body.page === i + 1 && p.body.offset === 1));
+    const byOffset = await u.api.get('/router/payments?offset=2&page=2');
+    t.deepEqual(byOffset.body.payments.map((x: { paymentId: string }) => x.paymentId), [ids[0]]);
+    for (const query of ['page=0', 'page=x', 'limit=2&offset=3', 'offset=1001']) {
+      const r = await u.api.get(`/router/payments?${query}`);
+      t.is(r.status, 400, `${query}: ${r.text}`);
+      t.is(r.body.code, 'BCK.ROUTER.0001', query);
+    }
+    // The CSV page says how many rows match in all.
+    const csvPage = await u.api.get('/router/payments?format=csv&limit=1&page=2');
+    t.is(csvPage.headers.get('x-total-count'), '3');
+    t.is(csvPage.text.trim().split('\r\n').length, 2);
   });
 
   test('mode A: a target nested thousands of levels deep is refused as malformed (400), not a 500; nothing paid', async (t) => {

@@ -123,7 +123,12 @@ forEachDb(({ stack, test }) => {
     t.regex(id, /^[0-9a-f-]{36}$/);
     t.is(r.headers.get('x-router-payment-status'), 'Settled');
     t.regex(r.headers.get('x-router-tx-hash') ?? '', /^0x[0-9a-f]{64}$/);
-    const row = await paymentRow(stack(), id);
+    // The fee leg settles once the body was relayed whole (DESIGN §4), just after the caller read its end.
+    let row = await paymentRow(stack(), id);
+    for (let i = 0; i < 50 && row?.feeStatus === 'reserved'; i += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      row = await paymentRow(stack(), id);
+    }
     t.like(row, { mode: 'proxy', status: 'Settled', recipient: getAddress(MERCHANT_V2), feeStatus: 'settled', capChargedCents: 2n });
     t.is((await delegationRow(stack(), delegationId)).amountSpentCents, 2n);
     // Same requestId again: 409 with the paymentId.

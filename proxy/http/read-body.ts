@@ -63,9 +63,11 @@ function onError(this: IncomingMessage, err: Error): void {
   endRead(this)?.reject(err);
 }
 
+const cutOff = (): AppError => new AppError('BCK.HTTP.0400', 'the request body was cut off');
+
 function onClose(this: IncomingMessage): void {
   // The client went away before the end of its body.
-  if (!this.complete) endRead(this)?.reject(new AppError('BCK.HTTP.0400', 'the request body was cut off'));
+  if (!this.complete) endRead(this)?.reject(cutOff());
 }
 
 /**
@@ -95,6 +97,11 @@ export async function readBody(req: IncomingMessage, limits: BodyLimits): Promis
   // RFC 9112 §6.3: a request with neither Content-Length nor Transfer-Encoding has no body (most GETs): skip
   // the stream machinery (an async iterator per request).
   if (declared === 0 && req.headers['transfer-encoding'] === undefined) return EMPTY;
+  // The client left before we began reading (e.g. during the API-key lookup): Node destroyed the request then,
+  // its 'close' (or 'error') is already past and no 'end' will come, so the listeners below would wait out the
+  // whole timeout, holding the user's concurrency slot on /router/proxy. A destroyed stream hands on no more
+  // data, even when the whole body had arrived; and there is nobody left to answer.
+  if (req.destroyed || req.errored !== null) throw cutOff();
   // Listeners rather than `for await`: an async iterator per request costs more than the small bodies it reads.
   const { timeoutMs } = limits;
   return new Promise<Buffer>((resolve, reject) => {

@@ -30,10 +30,13 @@ export class RouteTable {
     return this;
   }
 
-  /** `undefined` when no route matches the path; `'method'` when the path matches with another method. */
-  match(method: string, path: string): { handler: RouteHandler; params: Record<string, string> } | 'method' | undefined {
+  /**
+   * `undefined` when no route matches the path; `{ allow }` when the path matches with other methods only (the
+   * 405's Allow header, RFC 9110 §15.5.6). HEAD runs a GET route: Node's ServerResponse sends no body for it.
+   */
+  match(method: string, path: string): { handler: RouteHandler; params: Record<string, string> } | { allow: string[] } | undefined {
     const parts = path.split('/').filter(Boolean);
-    let pathMatched = false;
+    const allow = new Set<string>();
     for (const route of this.#routes) {
       if (route.parts.length !== parts.length) continue;
       const params: Record<string, string> = {};
@@ -54,9 +57,10 @@ export class RouteTable {
         }
       }
       if (!ok) continue;
-      pathMatched = true;
-      if (route.method === '*' || route.method === method) return { handler: route.handler, params };
+      if (route.method === '*' || route.method === method || (method === 'HEAD' && route.method === 'GET')) return { handler: route.handler, params };
+      allow.add(route.method);
+      if (route.method === 'GET') allow.add('HEAD');
     }
-    return pathMatched ? 'method' : undefined;
+    return allow.size > 0 ? { allow: [...allow].sort() } : undefined;
   }
 }

@@ -1,7 +1,7 @@
 // The router's JSON endpoints: mode A, mode B, the settled record, the ledger and its summary.
 import { mintCredential } from '../../shared/router/mint.js';
 import { countPayments, listPayments, paymentsCsv, paymentsSummary, recordSettled } from '../../shared/router/payments.js';
-import { routePaid } from '../../shared/router/route.js';
+import { routePaid, routerSlot } from '../../shared/router/route.js';
 import { MintBody, PaymentsQuery, RouteBody, SettledBody, SummaryQuery } from '../../shared/router/schemas.js';
 import type { RouterContext } from '../../shared/router/context.js';
 import { AppError } from '../../shared/errors/app-error.js';
@@ -10,21 +10,24 @@ import { readJson } from '../http/read-body.js';
 import type { RouteTable } from '../http/route-table.js';
 import { sendJson } from '../respond.js';
 
-const JSON_LIMIT = 1_048_576;
-
 export function paymentRoutes(table: RouteTable, rc: RouterContext): void {
-  const timeoutMs = rc.ctx.config.ROUTER_REQUEST_BODY_TIMEOUT_MS;
-  const small = { maxBytes: JSON_LIMIT, timeoutMs };
-  const routed = { maxBytes: rc.ctx.config.ROUTER_MAX_REQUEST_BYTES, timeoutMs };
+  // Every JSON body of the router is at most BODY_LIMIT_BYTES, as the admin's (README): ROUTER_MAX_REQUEST_BYTES
+  // is the streaming proxy's, whose body is relayed as bytes, not parsed into objects.
+  const small = { maxBytes: rc.ctx.config.BODY_LIMIT_BYTES, timeoutMs: rc.ctx.config.ROUTER_REQUEST_BODY_TIMEOUT_MS };
   table.add('POST', '/api/v1/router/payments', async ({ req, res, principal }) => {
     const body = parseOr400(MintBody, await readJson(req, small), 'body');
     sendJson(res, 200, await mintCredential(rc, principal, body));
   });
 
   table.add('POST', '/api/v1/router/route', async ({ req, res, principal }) => {
-    const raw = await readJson(req, routed);
-    const body = parseOr400(RouteBody, raw, 'body');
-    sendJson(res, 200, await routePaid(rc, principal, body));
+    // The user's slot first (DESIGN §7 step 2): a user's parallel uploads wait their turn or get 429, unread.
+    const slot = routerSlot(rc, principal);
+    try {
+      const body = parseOr400(RouteBody, await readJson(req, small), 'body');
+      sendJson(res, 200, await routePaid(rc, principal, body, slot));
+    } finally {
+      slot();
+    }
   });
 
   table.add('POST', '/api/v1/router/payments/:id/settled', async ({ req, res, principal, params }) => {
@@ -37,21 +40,23 @@ export function paymentRoutes(table: RouteTable, rc: RouterContext): void {
   table.add('GET', '/api/v1/router/payments', async ({ res, target, principal }) => {
     const q = parseOr400(PaymentsQuery, queryOf(target.url()), 'query');
     const records = await listPayments(rc.ctx, principal.userId, q);
+    // `total` counts every matching payment, as the summary does; a page holds at most `limit` of them. A first
+    // page that is not full holds them all, and needs no count.
+    const total = q.page === 1 && records.length < q.limit ? records.length : await countPayments(rc.ctx, principal.userId, q);
     if (q.format === 'csv') {
       const csv = paymentsCsv(records);
       res.writeHead(200, {
         'content-type': 'text/csv; charset=utf-8',
         'content-length': Buffer.byteLength(csv),
-        // A download, not a page (RFC 6266).
+        // A download, not a page (RFC 6266); the count of all matching rows, as the JSON listing's `total`.
         'content-disposition': 'attachment; filename="router-payments.csv"',
+        'x-total-count': String(total),
       });
       res.end(csv);
       return;
     }
-    // `total` counts every matching payment, as the summary does; `payments` holds at most `limit` of them (a page
-    // that is not full holds them all, and needs no count).
-    const total = records.length < q.limit ? records.length : await countPayments(rc.ctx, principal.userId, q);
-    sendJson(res, 200, { total, payments: records });
+    // The shape of the service's other paged lists: { total, page, offset (results per page), <items> }.
+    sendJson(res, 200, { total, page: q.page, offset: q.limit, payments: records });
   });
 
   table.add('GET', '/api/v1/router/payments/summary', async ({ res, target, principal }) => {

@@ -1,19 +1,21 @@
 // The streaming variant of mode B (ALL /api/v1/router/proxy, aliases /api/v1/proxy and /proxy), DESIGN §7:
 // the request body is buffered (a paid call re-sends it), the answer streams back with X-Router-Payment-*.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Readable } from 'node:stream';
 import { z } from 'zod';
 import type { Principal } from '../../shared/accounts/api-keys.js';
 import { AppError } from '../../shared/errors/app-error.js';
 import type { RouterContext } from '../../shared/router/context.js';
 import { withClaim } from '../../shared/router/idempotency.js';
 import { headerOf } from '../../shared/router/outcome.js';
+import { type IssuedPayment, finishFeeLeg } from '../../shared/router/pay.js';
 import { payAndResend } from '../../shared/router/pay-and-resend.js';
+import { routerSlot } from '../../shared/router/route.js';
 import { RequestId } from '../../shared/router/schemas.js';
-import { REASON, UpstreamStreamError, type UpstreamStreamResult, upstreamAppError } from '../../shared/upstream/index.js';
+import { REASON, UpstreamStreamError, upstreamAppError } from '../../shared/upstream/index.js';
 import { parseOr400 } from '../http/json.js';
 import { readBody } from '../http/read-body.js';
 import type { RouteTable } from '../http/route-table.js';
+import { readAll, relay } from '../http/stream-answer.js';
 
 const MAX_402_BODY_BYTES = 256 * 1024;
 
@@ -24,65 +26,20 @@ const ProxyHeaders = z.object({
   'x-router-upstream-authorization': z.string().max(8192).optional(),
 });
 
-async function readAll(body: Readable, limit: number): Promise<string | undefined> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const c of body) {
-    const b = c as Buffer;
-    size += b.length;
-    if (size > limit) {
-      body.destroy();
-      return undefined;
-    }
-    chunks.push(b);
+/** finishFeeLeg once the answer was relayed; the answer is gone already, so a failure is logged (fee-sweep.ts). */
+async function settleFeeAfterRelay(rc: RouterContext, issued: IssuedPayment, buyer: string, relayed: boolean): Promise<void> {
+  try {
+    await finishFeeLeg(rc, issued, buyer, relayed);
+  } catch (err) {
+    rc.ctx.log.error({ err: err instanceof Error ? err.message : String(err), paymentId: issued.paymentId }, 'resolving a fee leg failed: left reserved');
   }
-  return Buffer.concat(chunks).toString('utf8');
-}
-
-async function relay(
-  res: ServerResponse,
-  r: Extract<UpstreamStreamResult, { type: 'response' }>,
-  extra?: Record<string, string>,
-): Promise<void> {
-  // The body is relayed byte for byte (the outbound module asks for no content coding and decodes nothing), so the
-  // merchant's content-length stays true; keeping it saves a chunked re-framing per answer. A body cut by a cap or
-  // a stall ends in a destroyed connection, which a declared length makes detectable to the client.
-  // Our caller left while the answer was on its way (or it was paid for): nothing to write to, nothing to wait for.
-  if (res.destroyed) {
-    r.body.destroy();
-    return;
-  }
-  // The answer broke off before we began relaying it (during the payment's bookkeeping): its error was already
-  // emitted, so pipe() would wait for ever. Nothing is written yet: the merchant's failure, a 502.
-  if (r.body.errored !== null) {
-    const paymentId = extra?.['x-router-payment-id'];
-    const ids = paymentId === undefined ? {} : { paymentId };
-    throw new AppError('BCK.HTTP.0502', "the merchant's answer broke off", ids, ids);
-  }
-  res.writeHead(r.status, extra === undefined ? r.headers : { ...r.headers, ...extra });
-  // pipe() rather than stream.pipeline(): pipeline builds an AbortController (and a DOMException) per request,
-  // about 10% of the proxy's CPU on the free relay (BENCHMARKS.md).
-  // The listeners are passed inline: a named closure per request would also cost a tsx keepNames call each.
-  await new Promise<void>((resolve) => {
-    r.body.once('error', () => {
-      r.body.destroy();
-      res.destroy();
-      resolve();
-    });
-    res.once('close', () => {
-      if (!res.writableFinished) r.body.destroy(); // our client went away
-      resolve();
-    });
-    r.body.pipe(res);
-  });
 }
 
 export function streamRoutes(table: RouteTable, rc: RouterContext): void {
   const bodyLimits = { maxBytes: rc.ctx.config.ROUTER_MAX_REQUEST_BYTES, timeoutMs: rc.ctx.config.ROUTER_REQUEST_BODY_TIMEOUT_MS };
   const handler = async ({ req, res, principal }: { req: IncomingMessage; res: ServerResponse; principal: Principal }) => {
     const h = parseOr400(ProxyHeaders, req.headers, 'headers');
-    const release = rc.limiter.acquire(principal.userId);
-    if (release === undefined) throw new AppError('BCK.ROUTER.0007', 'too many router calls in flight for this user');
+    const release = routerSlot(rc, principal);
     try {
       await withClaim(rc, principal, h['x-router-request-id'], async (claim) => {
         const body = await readBody(req, bodyLimits);
@@ -120,15 +77,23 @@ export function streamRoutes(table: RouteTable, rc: RouterContext): void {
             requestId: h['x-router-request-id'],
             resourceUrl: call.url,
             claim,
+            feeAfterBody: true,
           },
           (credential) => rc.upstream.stream({ ...call, credential }),
         );
-        await relay(res, paid, {
-          'x-router-payment-id': issued.paymentId,
-          'x-router-payment-status': done.status,
-          ...(done.txHash === null ? {} : { 'x-router-tx-hash': done.txHash }),
-        });
-      });
+        let relayed = false;
+        try {
+          relayed = await relay(res, paid, {
+            'x-router-payment-id': issued.paymentId,
+            'x-router-payment-status': done.status,
+            ...(done.txHash === null ? {} : { 'x-router-tx-hash': done.txHash }),
+          });
+        } finally {
+          // DESIGN §4: the fee is earned by an answer the caller received whole; one that broke off (the merchant
+          // failed, a cap, our caller left) releases it, as /router/route does when it cannot read the answer.
+          if (done.feeDeferred) await settleFeeAfterRelay(rc, issued, principal.walletAddress, relayed);
+        }
+      }, { beforeWait: release });
     } finally {
       release();
     }

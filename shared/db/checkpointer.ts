@@ -3,20 +3,15 @@
 // is a payment's. Run here, once a second and PASSIVE (it never waits for writers), it keeps the WAL short while
 // the proxy, whose threshold is raised (openDb `walAutocheckpointPages`), only checkpoints itself if this stops.
 import type { Logger } from '../log.js';
+import { startPeriodic } from '../periodic.js';
 import type { Db } from './orm.js';
 
 export function startCheckpointer(db: Db, log: Logger, intervalMs = 1000): () => void {
   if (db.dialect !== 'sqlite') return () => {};
-  let running = false;
-  const timer = setInterval(() => {
-    if (running) return;
-    running = true;
-    db.checkpoint()
-      .catch((err: unknown) => log.warn({ err: err instanceof Error ? err.message : String(err) }, 'WAL checkpoint failed'))
-      .finally(() => {
-        running = false;
-      });
-  }, intervalMs);
-  timer.unref();
-  return () => clearInterval(timer);
+  return startPeriodic(intervalMs, () =>
+    db
+      .checkpoint()
+      .then(() => undefined)
+      .catch((err: unknown) => log.warn({ err: err instanceof Error ? err.message : String(err) }, 'WAL checkpoint failed')),
+  );
 }

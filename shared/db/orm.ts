@@ -40,6 +40,13 @@ export interface OpenDbOptions {
    * checkpointer runs.
    */
   walAutocheckpointPages?: number | undefined;
+  /**
+   * SQLite: `full` (the default) syncs the WAL at every COMMIT, so a payment answered is a payment that survives
+   * a power loss or an OS crash; `normal` syncs only at checkpoints, and a crash of the machine (not of the
+   * process) may lose the last commits (sqlite.org/pragma.html#pragma_synchronous). The group commit (sql.ts)
+   * shares one sync among the payments of a group: measured here ~170 µs per COMMIT.
+   */
+  synchronous?: 'full' | 'normal' | undefined;
 }
 
 export async function openDb(database: Config['database'], opts: OpenDbOptions = {}): Promise<Db> {
@@ -66,7 +73,7 @@ export async function openDb(database: Config['database'], opts: OpenDbOptions =
     const native = (await orm.em.getConnection().getNativeClient()) as NativeSqlite & { pragma(s: string): unknown };
     native.pragma('journal_mode = WAL');
     native.pragma('busy_timeout = 10000');
-    native.pragma('synchronous = NORMAL');
+    native.pragma(`synchronous = ${opts.synchronous === 'normal' ? 'NORMAL' : 'FULL'}`);
     // A 32 MiB page cache (default 2 MiB): index pages of the append-only journals stay in memory instead of
     // being read back from the file on every insert. Bounded, per connection.
     native.pragma('cache_size = -32768');

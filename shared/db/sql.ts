@@ -197,7 +197,11 @@ export function postgresRunner(pool: Pool): SqlRunner {
       await client.query('BEGIN');
       try {
         const result = await work(txOf(client));
-        await client.query('COMMIT');
+        // A transaction in which a statement failed answers COMMIT with ROLLBACK and no error (a `work` that caught
+        // a statement's error and went on). Nothing was written: never report that as committed. SQLite's
+        // runner would have kept the other statements, so the two backends must not differ silently either.
+        const end = await client.query('COMMIT');
+        if (end.command !== 'COMMIT') throw new Error(`the transaction was rolled back (${end.command}): a statement in it failed`);
         return result;
       } catch (err) {
         await client.query('ROLLBACK').catch((e: unknown) => {

@@ -64,7 +64,7 @@ function x402Attempt(answer: UpstreamAnswer, o: PaymentChooseOptions): Attempt {
   if (answer.paymentRequired !== undefined || header !== undefined) {
     const pr = header === undefined ? decodePaymentRequiredV2Value(answer.paymentRequired) : decodePaymentRequiredV2(header);
     if (pr.type === 'invalid') return malformedOffer(pr.reason);
-    const choice = chooseX402Option(pr.value.accepts, o);
+    const choice = chooseX402Option(pr.value.accepts, { ...o, version: 2 });
     if (choice.type === 'none') return choice;
     return { type: 'x402', version: 2, choice, resource: pr.value.resource, extensions: pr.value.extensions };
   }
@@ -73,7 +73,7 @@ function x402Attempt(answer: UpstreamAnswer, o: PaymentChooseOptions): Attempt {
   if (body === undefined || !body.includes('"accepts"')) return undefined;
   const pr = decodePaymentRequiredV1(body);
   if (pr.type === 'invalid') return malformedOffer(pr.reason);
-  const choice = chooseX402Option(pr.value.accepts, o);
+  const choice = chooseX402Option(pr.value.accepts, { ...o, version: 1 });
   return choice.type === 'none' ? choice : { type: 'x402', version: 1, choice };
 }
 

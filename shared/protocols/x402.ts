@@ -134,6 +134,11 @@ export interface X402ChooseOptions {
   readonly fundedNetworks?: readonly string[] | undefined;
   /** The delegation's allowedRecipients; undefined means any recipient. */
   readonly allowedRecipients?: readonly string[] | undefined;
+  /**
+   * The x402 version the offer came as: its options must use that version's fields (v1: a network name such as
+   * `base-sepolia` and `maxAmountRequired`; v2: CAIP-2 `eip155:<id>` and `amount`). Undefined: either.
+   */
+  readonly version?: 1 | 2 | undefined;
 }
 
 export interface X402Choice {
@@ -174,6 +179,15 @@ function judge(index: number, raw: unknown, o: X402ChooseOptions): Judged {
   if (typeof raw.network !== 'string') return reject(ChoiceReason.malformedOption, 'network: must be a string');
   const network = fundedNetwork(raw.network, o);
   if (network === undefined) return reject(ChoiceReason.networkNotFunded, `network ${clip(raw.network)}`);
+  // The credential is built for the declared version, and a merchant of the other version cannot read it (x402-express
+  // 1.x parses only X-PAYMENT with v1 names, @x402 v2 only PAYMENT-SIGNATURE; @x402/evm refuses a non-CAIP-2
+  // network): an option in the other version's fields is refused before anything is signed or charged.
+  if (o.version === 2 && (raw.network !== network.caip2 || raw.amount === undefined)) {
+    return reject(ChoiceReason.malformedOption, 'an x402 v2 option names its network in CAIP-2 (eip155:<id>) and its price in amount');
+  }
+  if (o.version === 1 && (raw.network !== network.name || raw.maxAmountRequired === undefined)) {
+    return reject(ChoiceReason.malformedOption, `an x402 v1 option names its network (${network.name}) and its price in maxAmountRequired`);
+  }
 
   const parsed = ExactEvmOption.safeParse(raw);
   if (!parsed.success) return reject(ChoiceReason.malformedOption, issue(parsed.error));

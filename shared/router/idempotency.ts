@@ -47,17 +47,21 @@ class HeldClaim implements ClaimHandle {
 
 /**
  * Runs `work` under the in-process claim of (user, requestId). A duplicate gets 409 BCK.ROUTER.0002 naming the
- * first request's paymentId; refusals before signing give the claim back.
+ * first request's paymentId; refusals before signing give the claim back. `beforeWait` runs when a duplicate
+ * starts waiting for that paymentId: the caller's per-user slot is given back there, so duplicates a client
+ * retries cannot hold its slots (and 429 its other calls) while the first request probes its merchant.
  */
 export async function withClaim<T>(
   rc: RouterContext,
   principal: Principal,
   requestId: string | undefined,
   work: (claim: ClaimHandle) => Promise<T>,
+  opts: { beforeWait?: () => void } = {},
 ): Promise<T> {
   if (requestId === undefined) return work(UNCLAIMED);
   const attempt = rc.claims.tryClaim(principal.userId, requestId);
   if (attempt.type === 'held') {
+    opts.beforeWait?.();
     // A duplicate waits for the first request's paymentId, which exists once the first has probed the merchant
     // and inserted its payment row: at most as long as that probe may take (a busy merchant can take seconds).
     const c = rc.ctx.config;

@@ -15,7 +15,28 @@ import { upstreamCredential } from './upstream-credential.js';
 export interface PaidAnswer<B> {
   readonly issued: IssuedPayment;
   readonly response: { type: 'response'; status: number; headers: OutgoingHeaders; body: B };
-  readonly done: { status: string; txHash: string | null };
+  /** The recorded outcome; `feeDeferred`: the fee leg waits for finishFeeLeg (args.feeAfterBody). */
+  readonly done: { status: string; txHash: string | null; feeDeferred: boolean };
+}
+
+/**
+ * finishPayment, never failing the paid call: the payment committed and the merchant answered, so a database
+ * error now (a busy lock, a dropped connection) must not cost the caller the answer it paid for. The payment
+ * stays Issued and its fee leg reserved, for the admin's sweep (fee-sweep.ts) to release.
+ */
+async function recordOutcome(
+  rc: RouterContext,
+  issued: IssuedPayment,
+  answer: Parameters<typeof finishPayment>[2],
+  buyer: string,
+  feeAfterBody: boolean,
+): Promise<PaidAnswer<unknown>['done']> {
+  try {
+    return await finishPayment(rc, issued, answer, buyer, { feeAfterBody });
+  } catch (err) {
+    rc.ctx.log.error({ err: err instanceof Error ? err.message : String(err), paymentId: issued.paymentId }, 'recording a paid call failed: left Issued');
+    return { status: 'Issued', txHash: null, feeDeferred: false };
+  }
 }
 
 export async function payAndResend<B>(
@@ -30,6 +51,8 @@ export async function payAndResend<B>(
     claim: ClaimHandle;
     /** The catalog slug the call went to: its upstream is never named in an error. */
     slug?: string | undefined;
+    /** Streamed answers: a 2xx's fee leg is settled once its body was relayed (finishFeeLeg), not on its headers. */
+    feeAfterBody?: boolean | undefined;
   },
   resend: (
     credential: ReturnType<typeof upstreamCredential>,
@@ -50,7 +73,7 @@ export async function payAndResend<B>(
   const response = await resend(upstreamCredential(issued.credential.credential));
   if (response.type !== 'response') {
     // The credential may have reached the merchant: the merchant leg stays spent, the fee leg is released.
-    await finishPayment(rc, issued, { status: 502, outcome: { type: 'issued' } }, principal.walletAddress);
+    await recordOutcome(rc, issued, { status: 502, outcome: { type: 'issued' } }, principal.walletAddress, false);
     // After the payment the caller's request was fine: whatever refused the paid hop (an answer over the size
     // limit, a name that now resolves to a private address) is the merchant's failure, a 502 naming the payment.
     // A catalog slug's upstream is never named: the outbound module's reasons name hosts and addresses.
@@ -61,11 +84,12 @@ export async function payAndResend<B>(
         : [`the paid call to the upstream of slug ${args.slug} failed`, { slug: args.slug }];
     throw new AppError('BCK.HTTP.0502', details, { ...params, paymentId }, { paymentId });
   }
-  const done = await finishPayment(
+  const done = await recordOutcome(
     rc,
     issued,
     { status: response.status, outcome: outcomeOf(issued.row.protocol, response.status, response.headers) },
     principal.walletAddress,
+    args.feeAfterBody === true,
   );
   return { issued, response, done };
 }

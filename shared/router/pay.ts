@@ -7,7 +7,7 @@ import { bytesToHex } from 'viem';
 import { type Delegation, RouterPayment } from '../db/entities/index.js';
 import { whyCapRefused } from '../delegations/service.js';
 import { releaseIn, reserveIn } from '../delegations/spend.js';
-import { isUniqueViolation } from '../db/sql.js';
+import { type SqlTx, isUniqueViolation } from '../db/sql.js';
 import { AppError } from '../errors/app-error.js';
 import { keyBytes } from '../protocols/eip3009.js';
 import { type PaymentChoice, type PaymentCredential, prepareCredential } from '../protocols/payment.js';
@@ -147,37 +147,66 @@ export type PaidOutcome =
   | { type: 'rejected'; reason: string };
 
 /**
+ * Moves a reserved fee leg once, inside the caller's transaction: settled (the buyer pays the fee recipient) or
+ * released (its cap share given back). Whoever moves fee_status off `reserved` moves the money; false if it
+ * was no longer reserved. Throws InsufficientFunds when the buyer cannot pay a settled leg.
+ */
+async function resolveFeeLegIn(tx: SqlTx, rc: RouterContext, issued: IssuedPayment, buyer: string, settle: boolean, now: Date): Promise<boolean> {
+  const { row, fees } = issued;
+  if (row.feeStatus !== 'reserved' || !(await resolveFeeIn(tx, row.id, settle ? 'settled' : 'released', now))) return false;
+  if (settle) {
+    await applyMovements(tx, [{ from: buyer, to: rc.feeRecipient, asset: row.asset, amount: fees.feeAmount, kind: 'router_fee', reference: row.id }], now);
+  } else if (fees.feeCents > 0n) {
+    await releaseIn(tx, { delegationId: row.delegationId, amountCents: fees.feeCents, reference: row.id, description: 'fee leg not settled' }, now);
+  }
+  return true;
+}
+
+/**
+ * Settles (`settle`) or releases a fee leg left reserved by finishPayment's `feeAfterBody`, once the streamed
+ * answer ended: settled when its whole body reached the caller, released when it broke off. A buyer whose balance
+ * no longer covers the fee has it released (the merchant leg stands).
+ */
+export async function finishFeeLeg(rc: RouterContext, issued: IssuedPayment, buyer: string, settle: boolean): Promise<void> {
+  const { ctx } = rc;
+  const run = (s: boolean) => ctx.db.sql.transaction((tx) => resolveFeeLegIn(tx, rc, issued, buyer, s, ctx.now()), { serializeOn: buyer });
+  try {
+    await run(settle);
+  } catch (err) {
+    if (!(settle && err instanceof InsufficientFunds)) throw err;
+    await run(false);
+  }
+}
+
+/**
  * Step 8, after the merchant answered the paid call: a receipt settles it; another 402 fails it and releases the
- * fee leg; no (or a malformed) receipt leaves it Issued. The fee leg settles only on a 2xx answer. The merchant
- * leg is never released once sent.
+ * fee leg; no (or a malformed) receipt leaves it Issued. The fee leg settles only on a 2xx answer; with
+ * `feeAfterBody` (the streaming proxy) a 2xx leaves it reserved, for finishFeeLeg once the body was relayed:
+ * `feeDeferred` says so. The merchant leg is never released once sent.
  */
 export async function finishPayment(
   rc: RouterContext,
   issued: IssuedPayment,
   answer: { status: number; outcome: PaidOutcome },
   buyer: string,
-): Promise<{ status: string; txHash: string | null }> {
+  opts: { feeAfterBody?: boolean } = {},
+): Promise<{ status: string; txHash: string | null; feeDeferred: boolean }> {
   const { ctx } = rc;
-  const { row, fees } = issued;
+  const { row } = issued;
   const o = answer.outcome;
   const status = o.type === 'settled' ? 'Settled' : o.type === 'rejected' ? 'Failed' : 'Issued';
   const txHash = o.type === 'settled' ? (o.txHash ?? null) : null;
   const failureReason = o.type === 'rejected' ? o.reason.slice(0, 500) : null;
   const now = ctx.now();
-  const feeLeg: Movement = { from: buyer, to: rc.feeRecipient, asset: row.asset, amount: fees.feeAmount, kind: 'router_fee', reference: row.id };
-  const releaseFee = { delegationId: row.delegationId, amountCents: fees.feeCents, reference: row.id, description: 'fee leg not settled' };
-  // One transaction: the fee leg settles (2xx) or its cap share is released, once (whoever moves fee_status off
-  // `reserved` moves the money), and the status moves from Issued. A payment its caller recorded /settled
-  // meanwhile keeps that status; its fee leg is still resolved.
+  const ok = answer.status >= 200 && answer.status < 300;
+  const feeDeferred = ok && opts.feeAfterBody === true && row.feeStatus === 'reserved';
+  // One transaction: the fee leg settles (2xx) or its cap share is released, once, and the status moves from
+  // Issued. A payment its caller recorded /settled meanwhile keeps that status; its fee leg is still resolved.
   const settle = async (tryFee: boolean): Promise<boolean> =>
     ctx.db.sql.transaction(async (tx) => {
-      if (row.feeStatus === 'reserved' && (await resolveFeeIn(tx, row.id, tryFee ? 'settled' : 'released', now))) {
-        if (tryFee) await applyMovements(tx, [feeLeg], now);
-        else if (fees.feeCents > 0n) await releaseIn(tx, releaseFee, now);
-      }
+      if (!feeDeferred) await resolveFeeLegIn(tx, rc, issued, buyer, tryFee, now);
       return updatePaymentIn(tx, row.id, 'Issued', { status, txHash, failureReason }, now);
     }, { serializeOn: buyer });
-  const ok = answer.status >= 200 && answer.status < 300;
   let moved: boolean;
   try {
     moved = await settle(ok);
@@ -188,7 +217,7 @@ export async function finishPayment(
   }
   if (!moved) {
     const current = await ctx.db.em().findOne(RouterPayment, { id: row.id }, { fields: ['status', 'txHash'] });
-    return { status: current?.status ?? status, txHash: current?.txHash ?? null };
+    return { status: current?.status ?? status, txHash: current?.txHash ?? null, feeDeferred };
   }
-  return { status, txHash };
+  return { status, txHash, feeDeferred };
 }

@@ -121,7 +121,10 @@ export interface PaymentQuery {
   delegationId?: string | undefined;
   from?: Date | undefined;
   to?: Date | undefined;
+  /** Rows per page (<= 1000). */
   limit: number;
+  /** 1-based; default 1. */
+  page?: number | undefined;
 }
 
 function whereOf(userId: string, q: Omit<PaymentQuery, 'limit'>) {
@@ -138,11 +141,13 @@ function whereOf(userId: string, q: Omit<PaymentQuery, 'limit'>) {
   };
 }
 
-/** The caller's payments, newest first, at most `limit` (<= 1000). */
+/** The caller's payments, newest first (ties by id): page `page` of `limit` (<= 1000) rows. */
 export async function listPayments(ctx: ServiceContext, userId: string, q: PaymentQuery): Promise<PaymentRecord[]> {
+  const limit = Math.min(q.limit, 1000);
   const rows = await ctx.db.em().find(RouterPayment, whereOf(userId, q), {
     orderBy: { createdAt: 'desc', id: 'desc' },
-    limit: Math.min(q.limit, 1000),
+    limit,
+    offset: ((q.page ?? 1) - 1) * limit,
   });
   return rows.map(paymentRecord);
 }

@@ -64,23 +64,44 @@ export async function targetUrl(rc: RouterContext, body: Pick<RouteBody, 'url' |
   return body.url;
 }
 
-export async function routePaid(rc: RouterContext, principal: Principal, body: RouteBody) {
+/**
+ * DESIGN §7 step 2: one of the user's ROUTER_MAX_CONCURRENT_PER_USER slots (429 BCK.ROUTER.0007 when none is
+ * free), taken before the request body is read, so a user's parallel uploads are bounded too. The function gives
+ * it back (once; later calls do nothing).
+ */
+export function routerSlot(rc: RouterContext, principal: Principal): () => void {
+  const release = rc.limiter.acquire(principal.userId);
+  if (release === undefined) throw new AppError('BCK.ROUTER.0007', 'too many router calls in flight for this user');
+  return release;
+}
+
+/**
+ * The bytes `body` is sent upstream as. A string goes as it is when the caller names its Content-Type (a form, a
+ * text, JSON it encoded itself); otherwise the body is JSON, as the contract types it, so the string `"abc"` is
+ * sent as `"abc"` with application/json, never as the bare `abc` that is not JSON.
+ */
+function upstreamPayload(value: unknown, headers: Record<string, string>): string {
+  const typed = Object.keys(headers).some((h) => h.toLowerCase() === 'content-type');
+  if (typeof value === 'string' && typed) return value;
+  if (!typed) headers['content-type'] = 'application/json';
+  return JSON.stringify(value);
+}
+
+/** Mode B. `slot` is the caller's routerSlot: a duplicate requestId gives it back while it waits (idempotency.ts). */
+export async function routePaid(rc: RouterContext, principal: Principal, body: RouteBody, slot: () => void) {
   // Refused before anything is held: a body we could not serialize would otherwise throw (a 500) below.
   if (exceedsJsonDepth(body.body, MAX_ROUTE_JSON_DEPTH)) {
     const issue = `body.body: nests arrays/objects deeper than ${MAX_ROUTE_JSON_DEPTH} levels`;
     throw new AppError('BCK.ROUTER.0001', issue, { issues: [issue] });
   }
-  const release = rc.limiter.acquire(principal.userId);
-  if (release === undefined) throw new AppError('BCK.ROUTER.0007', 'too many router calls in flight for this user');
-  try {
-    return await withClaim(rc, principal, body.requestId, async (claim) => {
+  return withClaim(
+    rc,
+    principal,
+    body.requestId,
+    async (claim) => {
       const url = await targetUrl(rc, body);
       const headers: Record<string, string> = { ...(body.headers ?? {}) };
-      let payload: string | undefined;
-      if (body.body !== undefined && body.method !== 'GET') {
-        payload = typeof body.body === 'string' ? body.body : JSON.stringify(body.body);
-        if (!Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) headers['content-type'] = 'application/json';
-      }
+      const payload = body.body !== undefined && body.method !== 'GET' ? upstreamPayload(body.body, headers) : undefined;
       // Both hops buffer at most ROUTER_MAX_ROUTE_BODY_BYTES: the answer is parsed and re-serialized whole, which
       // takes many times its size in heap (the streaming relay's 100 MB cap is for /router/proxy).
       const maxBodyBytes = rc.ctx.config.ROUTER_MAX_ROUTE_BODY_BYTES;
@@ -117,8 +138,7 @@ export async function routePaid(rc: RouterContext, principal: Principal, body: R
           txHash: done.txHash,
         },
       };
-    });
-  } finally {
-    release();
-  }
+    },
+    { beforeWait: slot },
+  );
 }

@@ -42,39 +42,65 @@ export type RouteBody = z.output<typeof RouteBody>;
 
 export const SettledBody = z.object({ txHash: z.string().regex(/^0x[0-9a-fA-F]{64}$/, 'must be a 32-byte hex transaction hash') });
 
+const MAX_BOUND_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+
 /**
  * A `from` / `to` bound: an ISO date or date-time, within 1970-01-01 and 9999-12-31 UTC. PostgreSQL refuses
- * years it cannot store (year 0, or 10000 after a -23:59 offset) with an error that was a 500.
+ * years it cannot store (year 0, or 10000 after a -23:59 offset) with an error that was a 500. The range is
+ * [from, to): a date-time `to` is excluded, a date-only `to` names its whole (UTC) day, so `from=D&to=D` is day D.
  */
-const QueryDate = z.iso
-  .datetime({ offset: true })
-  .or(z.iso.date())
-  .transform((s) => new Date(s))
-  .refine((d) => d.getTime() >= 0 && d.getUTCFullYear() <= 9999, 'must fall between 1970-01-01 and 9999-12-31 (UTC)');
+const queryDate = (end: boolean) =>
+  z.iso
+    .datetime({ offset: true })
+    .transform((s) => new Date(s))
+    .or(
+      z.iso.date().transform((s) => {
+        const d = new Date(s);
+        return end ? new Date(Math.min(d.getTime() + 86_400_000, MAX_BOUND_MS)) : d;
+      }),
+    )
+    .refine((d) => d.getTime() >= 0 && d.getUTCFullYear() <= 9999, 'must fall between 1970-01-01 and 9999-12-31 (UTC)');
+const FromDate = queryDate(false);
+const ToDate = queryDate(true);
 
 const inOrder = (q: { from?: Date | undefined; to?: Date | undefined }) => q.from === undefined || q.to === undefined || q.from <= q.to;
 const ORDER = { message: 'must not be after to', path: ['from'] };
 
+/** Decimal digits only: z.coerce.number() would also read `0x10`, `1e3` or ` 5`. */
+const wholeNumber = (digits: number, min: number, max: number) =>
+  z
+    .string()
+    .regex(new RegExp(`^[0-9]{1,${digits}}$`), `must be a whole number from ${min} to ${max}`)
+    .transform(Number)
+    .pipe(z.number().int().min(min).max(max));
+
+/**
+ * The ledger listing: newest first, `limit` rows (1-1000, default 1000) per page, `page` 1-based. `offset` is the
+ * contract's name for results per page (its paging convention): a synonym of `limit`, and both must agree.
+ */
 export const PaymentsQuery = z
   .object({
     delegationId: z.uuid().optional(),
-    from: QueryDate.optional(),
-    to: QueryDate.optional(),
+    from: FromDate.optional(),
+    to: ToDate.optional(),
     format: z.enum(['json', 'csv']).default('json'),
-    // Decimal digits only: z.coerce.number() would also read `0x10`, `1e3` or ` 5`.
-    limit: z
-      .string()
-      .regex(/^[0-9]{1,4}$/, 'must be a whole number from 1 to 1000')
-      .transform(Number)
-      .pipe(z.number().int().min(1).max(1000))
-      .default(1000),
+    limit: wholeNumber(4, 1, 1000).optional(),
+    offset: wholeNumber(4, 1, 1000).optional(),
+    page: wholeNumber(7, 1, 1_000_000).default(1),
   })
-  .refine(inOrder, ORDER);
+  .refine(inOrder, ORDER)
+  .refine((q) => q.limit === undefined || q.offset === undefined || q.limit === q.offset, {
+    message: 'offset (results per page) and limit must agree when both are given',
+    path: ['offset'],
+  })
+  .transform(({ offset, limit, ...q }) => ({ ...q, limit: limit ?? offset ?? 1000 }));
 
+/** The summary takes the listing's filters (delegationId, from, to). */
 export const SummaryQuery = z
   .object({
     granularity: z.enum(['day', 'week', 'month']).default('day'),
-    from: QueryDate.optional(),
-    to: QueryDate.optional(),
+    delegationId: z.uuid().optional(),
+    from: FromDate.optional(),
+    to: ToDate.optional(),
   })
   .refine(inOrder, ORDER);

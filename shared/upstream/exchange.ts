@@ -6,8 +6,8 @@
 // typed UpstreamStreamError when a cap or a timeout is hit). Backpressure is kept: when our reader is slow the
 // handler tells undici to pause the socket (and a paused socket does not count as idle).
 import { Readable } from 'node:stream';
-import { type Dispatcher, util } from 'undici';
-import { type OutgoingHeaders, scrubResponseHeaders } from './headers.js';
+import { type Dispatcher, errors, util } from 'undici';
+import { type OutgoingHeaders, foreignTransferCoding, frameNoContent, scrubResponseHeaders } from './headers.js';
 import { type Failed, type Refused, UpstreamFailedError, UpstreamStreamError, codeOf, outcomeOf } from './outcomes.js';
 import { REASON } from './reasons.js';
 
@@ -100,13 +100,24 @@ export class Exchange implements Dispatcher.DispatchHandler {
     const declared = Number(headers['content-length']);
     // A 304's Content-Length is the size of the representation it stands for, not of a body.
     this.#bodiless = this.limits.isHead || statusCode === 204 || statusCode === 304;
-    if (!this.#bodiless && Number.isFinite(declared) && declared > this.limits.maxBytes) {
-      this.#end(new UpstreamStreamError({ type: 'refused', reason: REASON.responseTooLarge }));
-      return false;
+    const resetContent = statusCode === 205;
+    if (!this.#bodiless && !resetContent) {
+      // undici removes chunked framing and nothing else: any other transfer coding would be handed on undecoded,
+      // its header dropped (hop-by-hop). Refused like the malformed framings undici refuses itself (a repeated
+      // Content-Length: UND_ERR_RES_CONTENT_LENGTH_MISMATCH, "invalid upstream response").
+      if (foreignTransferCoding(headers['transfer-encoding'])) {
+        this.#end(new UpstreamFailedError(REASON.invalidResponse));
+        return false;
+      }
+      if (Number.isFinite(declared) && declared > this.limits.maxBytes) {
+        this.#end(new UpstreamStreamError({ type: 'refused', reason: REASON.responseTooLarge }));
+        return false;
+      }
     }
     const body = new AnswerBody(this);
     this.#body = body;
-    this.#settle({ type: 'response', status: statusCode, headers: scrubResponseHeaders(headers), body });
+    this.#settle({ type: 'response', status: statusCode, headers: frameNoContent(statusCode, scrubResponseHeaders(headers)), body });
+    if (resetContent) this.#resetContent(declared === 0);
     return true;
   }
 
@@ -134,7 +145,9 @@ export class Exchange implements Dispatcher.DispatchHandler {
       this.onComplete();
       return;
     }
-    this.#end(err);
+    // A framing llhttp cannot parse (e.g. Content-Length beside Transfer-Encoding, RFC 9112 §6.3) sometimes comes
+    // without an HPE_* code: it is a malformed answer all the same, not an unknown failure.
+    this.#end(err instanceof errors.HTTPParserError ? new UpstreamFailedError(REASON.invalidResponse) : err);
   }
 
   /** Our reader wants more: undici resumes a socket it paused because push() said stop. */
@@ -146,6 +159,19 @@ export class Exchange implements Dispatcher.DispatchHandler {
   stop(): void {
     // Also called when a fully read body is destroyed: no error object (and its stack trace) is made then.
     if (!this.#ended) this.#end(stopped());
+  }
+
+  /**
+   * A 205 is complete at its headers: it carries no content (RFC 9110 §15.3.6), whatever it declares, and its body
+   * is handed on empty. Whatever the merchant sends after them is not read: undici would wait for a declared length
+   * (or for the connection's end) that a well-behaved 205 never sends. With `Content-Length: 0` there is nothing
+   * to read and undici finishes the exchange (the connection is kept); otherwise it is aborted and the connection
+   * closed, since its unread bytes would be taken for the next answer.
+   */
+  #resetContent(empty: boolean): void {
+    this.#finish();
+    this.#body?.push(null);
+    if (!empty) this.#abort?.(stopped());
   }
 
   #finish(): void {

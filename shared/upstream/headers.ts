@@ -235,3 +235,37 @@ export function scrubResponseHeaders(incoming: IncomingHeaders): OutgoingHeaders
   }
   return headers;
 }
+
+/**
+ * The relayed Content-Length of an answer that carries no content, in place (`headers` are the scrubbed ones).
+ * RFC 9110 §8.6: a server MUST NOT send Content-Length in a 1xx or 204 response, so the merchant's is dropped
+ * (Node's server adds none to a 204). RFC 9110 §15.3.6: a server MUST NOT generate content in a 205; the
+ * router relays none, whatever the merchant declared, and says so with `Content-Length: 0` (the framing RFC 7231
+ * §6.3.6 required), so our caller's parser waits for no bytes. A 304's Content-Length (and a HEAD answer's) is the
+ * size of the representation it stands for (RFC 9110 §8.6) and is kept.
+ */
+export function frameNoContent(status: number, headers: OutgoingHeaders): OutgoingHeaders {
+  if (status === 205) headers['content-length'] = '0';
+  else if (status === 204 || (status >= 100 && status < 200)) delete headers['content-length'];
+  return headers;
+}
+
+/**
+ * Whether an answer's Transfer-Encoding applies a coding other than chunked (RFC 9112 §6.1, §7; RFC 9110 §10.1.4).
+ * Our client asks for none (no TE), decodes none, and Transfer-Encoding is hop-by-hop, dropped from what we relay:
+ * a gzip (or any other) transfer coding would reach our caller as raw encoded bytes under a header set that no
+ * longer says so, corrupted content. Such an answer is refused as an invalid upstream response. `chunked` alone
+ * (once, RFC 9112 §6.1: never applied twice) is framing undici removes.
+ */
+export function foreignTransferCoding(value: string | readonly string[] | undefined): boolean {
+  if (value === undefined) return false;
+  let chunked = 0;
+  for (const v of typeof value === 'string' ? [value] : value) {
+    for (const token of v.split(',')) {
+      const coding = token.trim().toLowerCase();
+      if (coding === 'chunked') chunked++;
+      else if (coding !== '') return true;
+    }
+  }
+  return chunked !== 1;
+}

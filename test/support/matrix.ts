@@ -11,11 +11,12 @@ export type Register = typeof test.serial;
 export function forEachDb(
   suite: (ctx: { kind: DbKind; stack: () => Stack; test: Register }) => void,
   env: Record<string, string> = {},
+  opts: { serial?: boolean } = {},
 ): void {
   for (const kind of DB_KINDS) {
     const available = kind === 'sqlite' || pgAvailable;
     // A missing local PostgreSQL is a loud, counted skip (CI=true makes it a failure in postgresAvailable).
-    const register = (available ? test : test.skip) as Register;
+    const register = (available ? (opts.serial === true ? test.serial : test) : test.skip) as Register;
     let stack: Stack | undefined;
     if (available) {
       test.before(async () => {

@@ -12,7 +12,12 @@ export const RouterPayment = defineEntity({
   // (keccak256(id + realm)), so a second payment of the same challenge could never be collected (the token refuses
   // a used nonce) while the first had already moved the money; x402 nonces are random and never meet.
   uniques: [{ properties: ['userId', 'requestId'] }, { properties: ['userId', 'authNonce'] }],
-  indexes: [{ properties: ['userId', 'createdAt'] }, { properties: ['delegationId', 'createdAt'] }],
+  indexes: [
+    { properties: ['userId', 'createdAt'] },
+    { properties: ['delegationId', 'createdAt'] },
+    // The fee sweep's (fee-sweep.ts): only payments whose fee leg waits for an answer are in it, a handful.
+    { name: 'router_payment_fee_reserved_index', properties: ['createdAt'], where: "fee_status = 'reserved'" },
+  ],
   properties: {
     id: p.string().primary(),
     userId: p.string(),

@@ -4,9 +4,11 @@ import type { MigrationObject } from '@mikro-orm/core';
 import { Migration20261121233748_initial } from './Migration20261121233748_initial.js';
 import { Migration20261121234504_router } from './Migration20261121234504_router.js';
 import { Migration20261123134526_auth_nonce } from './Migration20261123134526_auth_nonce.js';
+import { Migration20261123160053_fee_reserved } from './Migration20261123160053_fee_reserved.js';
 
 export const sqliteMigrations: MigrationObject[] = [
   { name: 'Migration20261121233748_initial', class: Migration20261121233748_initial },
   { name: 'Migration20261121234504_router', class: Migration20261121234504_router },
   { name: 'Migration20261123134526_auth_nonce', class: Migration20261123134526_auth_nonce },
+  { name: 'Migration20261123160053_fee_reserved', class: Migration20261123160053_fee_reserved },
 ];

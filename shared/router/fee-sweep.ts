@@ -1,0 +1,44 @@
+// Fee legs left reserved (DESIGN §4). A mode B payment's fee leg is settled or released when its answer is recorded
+// (pay.ts finishPayment / finishFeeLeg). If that never happens (the recording failed on a database error after the
+// merchant answered, or the proxy stopped mid-call), the leg would hold its share of the delegation's cap for
+// ever. The admin process releases such legs once they are older than any paid call can last
+// (ROUTER_FEE_SWEEP_AFTER_SECS): the fee is not collected, the buyer's cap gets it back. The merchant leg stands.
+import type { ServiceContext } from '../context.js';
+import { RouterPayment } from '../db/entities/index.js';
+import { releaseIn } from '../delegations/spend.js';
+import type { Logger } from '../log.js';
+import { startPeriodic } from '../periodic.js';
+import { resolveFeeIn } from './payments.js';
+
+/** Releases up to `max` fee legs reserved before `olderThan`; resolves with how many it released. */
+export async function releaseStaleFeeLegs(ctx: ServiceContext, olderThan: Date, max = 100): Promise<number> {
+  // The partial index router_payment_fee_reserved_index holds only reserved legs: no scan of the payments.
+  const rows = await ctx.db
+    .em()
+    .find(RouterPayment, { feeStatus: 'reserved', createdAt: { $lt: olderThan } }, { fields: ['id', 'delegationId', 'feeCents'], limit: max });
+  let released = 0;
+  for (const r of rows) {
+    const now = ctx.now();
+    // resolveFeeIn moves the leg off `reserved` once: a leg its paid call resolved meanwhile is left alone.
+    const moved = await ctx.db.sql.transaction(async (tx) => {
+      if (!(await resolveFeeIn(tx, r.id, 'released', now))) return false;
+      if (r.feeCents > 0n) {
+        await releaseIn(tx, { delegationId: r.delegationId, amountCents: r.feeCents, reference: r.id, description: 'fee leg never resolved (swept)' }, now);
+      }
+      return true;
+    });
+    if (moved) released += 1;
+  }
+  return released;
+}
+
+/** Runs the sweep every `intervalMs` in the admin process; returns its stop function. */
+export function startFeeSweep(ctx: ServiceContext, log: Logger, afterSeconds: number, intervalMs = 60_000): () => void {
+  return startPeriodic(intervalMs, () =>
+    releaseStaleFeeLegs(ctx, new Date(ctx.now().getTime() - afterSeconds * 1000))
+      .then((n) => {
+        if (n > 0) log.warn({ released: n }, 'released fee legs left reserved');
+      })
+      .catch((err: unknown) => log.warn({ err: err instanceof Error ? err.message : String(err) }, 'fee sweep failed')),
+  );
+}
