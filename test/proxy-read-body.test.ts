@@ -64,3 +64,30 @@ test('readJson on a request whose client already left: the same 400', async (t) 
   t.is(err?.code, 'BCK.HTTP.0400');
   t.is(err?.details, 'the request body was cut off');
 });
+
+test('a client whose connection resets while its body is being read: the same 400, not the socket error (a 500)', async (t) => {
+  let outcome: (v: unknown) => void = () => undefined;
+  const settled = new Promise<unknown>((resolve) => {
+    outcome = resolve;
+  });
+  const reading = createServer((req) => {
+    readBody(req, LIMITS).then(outcome, outcome);
+  });
+  reading.listen(0, '127.0.0.1');
+  await once(reading, 'listening');
+  try {
+    const socket = connect((reading.address() as AddressInfo).port, '127.0.0.1');
+    socket.on('error', () => undefined);
+    await once(socket, 'connect');
+    socket.write('POST /body HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-length: 100\r\n\r\n{"partial"');
+    await new Promise((resolve) => setTimeout(resolve, 100)); // the read is under way
+    socket.resetAndDestroy();
+    const err = await settled;
+    t.true(err instanceof AppError, String(err));
+    t.is((err as AppError).code, 'BCK.HTTP.0400');
+    t.is((err as AppError).details, 'the request body was cut off');
+  } finally {
+    reading.closeAllConnections();
+    reading.close();
+  }
+});

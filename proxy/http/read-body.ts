@@ -59,11 +59,12 @@ function onEnd(this: IncomingMessage): void {
   read.resolve(chunks.length === 1 && chunks[0] !== undefined ? chunks[0] : Buffer.concat(chunks, read.size));
 }
 
-function onError(this: IncomingMessage, err: Error): void {
-  endRead(this)?.reject(err);
-}
-
 const cutOff = (): AppError => new AppError('BCK.HTTP.0400', 'the request body was cut off');
+
+/** The client's connection failed mid-body (ECONNRESET, 'aborted'): the body was cut off, not a server fault. */
+function onError(this: IncomingMessage): void {
+  endRead(this)?.reject(cutOff());
+}
 
 function onClose(this: IncomingMessage): void {
   // The client went away before the end of its body.

@@ -78,6 +78,7 @@ export function streamRoutes(table: RouteTable, rc: RouterContext): void {
             resourceUrl: call.url,
             claim,
             feeAfterBody: true,
+            abandoned: () => res.destroyed,
           },
           (credential) => rc.upstream.stream({ ...call, credential }),
         );

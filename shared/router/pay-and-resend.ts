@@ -3,7 +3,7 @@
 import type { Principal } from '../accounts/api-keys.js';
 import type { UpstreamAnswer } from '../protocols/payment.js';
 import { AppError } from '../errors/app-error.js';
-import type { Failed, OutgoingHeaders, Refused } from '../upstream/index.js';
+import { type Failed, type OutgoingHeaders, REASON, type Refused, upstreamAppError } from '../upstream/index.js';
 import { chooseFromAnswer } from './choose.js';
 import type { RouterContext } from './context.js';
 import type { ClaimHandle } from './idempotency.js';
@@ -53,6 +53,8 @@ export async function payAndResend<B>(
     slug?: string | undefined;
     /** Streamed answers: a 2xx's fee leg is settled once its body was relayed (finishFeeLeg), not on its headers. */
     feeAfterBody?: boolean | undefined;
+    /** True once nobody waits for the answer (the streaming proxy's caller left): then nothing is paid. */
+    abandoned?: (() => boolean) | undefined;
   },
   resend: (
     credential: ReturnType<typeof upstreamCredential>,
@@ -60,6 +62,8 @@ export async function payAndResend<B>(
 ): Promise<PaidAnswer<B>> {
   const delegation = await spendableDelegation(rc, principal, args.delegationId);
   const choice = chooseFromAnswer(rc, delegation, args.answer);
+  // Checked again here, last thing before the payment (the delegation lookup may have waited on the database).
+  if (args.abandoned?.() === true) throw upstreamAppError({ type: 'failed', reason: REASON.aborted });
   const issued = await issuePayment(rc, {
     principal,
     delegation,
