@@ -7,6 +7,7 @@ import { addCatalogEntry } from '../shared/router/catalog.js';
 import { MERCHANT_MPP, MERCHANT_V1, MERCHANT_V2 } from './support/merchants/fixtures.js';
 import { type X402V2Merchant, startX402V2Merchant } from './support/merchants/x402-v2.js';
 import { startMppxHeaderMerchant } from './support/merchants/mppx-header.js';
+import { startMppxMerchant } from './support/merchants/mppx.js';
 import * as MppCredential from '../shared/protocols/mpp/Credential.js';
 import { forEachDb } from './support/matrix.js';
 import {
@@ -200,6 +201,27 @@ forEachDb(({ stack, test }) => {
     t.is(rows[0]?.protocol, 'x402');
     // mppx settles its x402 leg through the same settle hook: one settlement, one transfer.
     t.is(m.mpp.settled.filter((x) => x.from === u.walletAddress).length - mppBefore, 1);
+  });
+
+  test('mppx merchant requiring its route binding on a scoped route: the x402 payment carries it (salted info.nonce, route-bound nonce) and is accepted', async (t) => {
+    const bound = await startMppxMerchant({ chain: m.chain, recipient: MERCHANT_MPP, amount: '0.01', routeBinding: 'required', meta: { order: 'o-42' } });
+    try {
+      const { u, delegationId } = await paidUser();
+      const offer = await fetch(bound.url + bound.paidPath);
+      const required = JSON.parse(Buffer.from(offer.headers.get('payment-required') ?? '', 'base64').toString('utf8')) as { extensions?: { mppx?: { info?: Record<string, unknown> } } };
+      t.like(required.extensions?.mppx?.info, { method: 'GET' }, 'mppx advertises its binding');
+      const r = await u.api.post('/router/route', { requestId: rid(), delegationId, url: bound.url + bound.paidPath });
+      t.is(r.status, 200, r.text);
+      t.deepEqual(r.body.body, { answer: 42 });
+      t.is(r.body.payment.status, 'Settled');
+      const rows = await paymentRows(stack(), u.userId);
+      t.is(rows[0]?.protocol, 'x402');
+      t.is(bound.settled.filter((x) => x.from === u.walletAddress).length, 1, 'mppx verified the binding and settled once');
+      // The route-bound nonce is not the 402's: sha256 of accepted | resource | salted extensions (hex, 32 bytes).
+      t.regex(bound.settled.find((x) => x.from === u.walletAddress)?.nonce ?? '', /^0x[0-9a-f]{64}$/);
+    } finally {
+      await bound.close();
+    }
   });
 
   test('EUR delegation pays EURC when the merchant offers EURC and USDC (prefer-USDC does not override the currency)', async (t) => {

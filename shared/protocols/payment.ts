@@ -21,6 +21,7 @@ import {
   decodePaymentRequiredV1,
   decodePaymentRequiredV2,
   decodePaymentRequiredV2Value,
+  mppxRouteBinding,
   x402Authorization,
 } from './x402.js';
 import type { Extensions, ResourceInfo } from './x402-schemas.js';
@@ -165,7 +166,11 @@ export function prepareCredential(
   if (payment.type === 'x402') {
     const { choice, version } = payment;
     const cap = opts.maxAuthTtlSeconds === undefined ? {} : { maxValiditySeconds: opts.maxAuthTtlSeconds };
-    const authorization = x402Authorization({ version, choice, from, ...now, ...cap });
+    // An mppx merchant's v2 offer is bound to its route (x402.ts mppxRouteBinding): its nonce, resource, extensions.
+    const binding = version === 2 ? mppxRouteBinding(choice.option, payment.resource, payment.extensions) : undefined;
+    const authorization = x402Authorization({ version, choice, from, ...now, ...cap, ...(binding === undefined ? {} : { nonce: binding.nonce }) });
+    const resource = binding?.resource ?? (version === 2 ? payment.resource : undefined);
+    const extensions = binding?.extensions ?? (version === 2 ? payment.extensions : undefined);
     return {
       authorization,
       typed: authorizationTyped(authorization, choice.asset, choice.network.chainId),
@@ -175,7 +180,7 @@ export function prepareCredential(
         credential:
           version === 1
             ? buildX402Payment({ version: 1, option: choice.option, authorization, signature })
-            : buildX402Payment({ version: 2, option: choice.option, resource: payment.resource, extensions: payment.extensions, authorization, signature }),
+            : buildX402Payment({ version: 2, option: choice.option, resource, extensions, authorization, signature }),
         settlement: {
           recipient: choice.payTo,
           amount: choice.amount,

@@ -11,6 +11,7 @@
 // All three header values are standard base64 (RFC 4648 §4) of UTF-8 JSON, with padding.
 //
 // Every decoder returns a `Decoded<T>` union and never throws (test/protocols.fuzz.test.ts).
+import { createHash } from 'node:crypto';
 import { type Address, type Hex, getAddress } from 'viem';
 import type { z } from 'zod';
 import type { Config } from '../../config/index.js';
@@ -27,6 +28,7 @@ import {
   parseJson,
 } from './encoding.js';
 import { MAX_JSON_DEPTH, exceedsJsonDepth } from './json-depth.js';
+import { serialize as serializeRequest } from './mpp/PaymentRequest.js';
 import { ChoiceReason, type NoChoice, type Rejection, clip, noChoice } from './reasons.js';
 import {
   type AuthorizationWire,
@@ -291,6 +293,28 @@ export function x402Authorization(input: {
     validBefore: BigInt(now + window),
     nonce: input.nonce ?? randomNonce(),
   };
+}
+
+/**
+ * mppx's route binding of an x402 payment (mppx x402/client/Exact.ts `withNonceSalt`, x402/internal/RouteBinding.ts,
+ * checked by x402/server/EvmCharge.ts `bindCredential`): a v2 offer whose `extensions` carry `mppx` (an mppx merchant
+ * advertising x402) is answered as mppx's own client answers it. `extensions.mppx.info.nonce` gets a random 32-byte
+ * salt; `resource` is `{ url }`; and the EIP-3009 nonce is sha256(base64url(JCS(accepted)) | ...(resource) |
+ * ...(extensions)), which binds the authorization to that route. An mppx merchant checks the binding whenever it is
+ * present, and on scoped routes with `routeBinding: 'required'` refuses a payment without it. The salt keeps the
+ * nonce unpredictable and unique, as a random one is. Undefined for any other offer (extensions echoed verbatim).
+ */
+export function mppxRouteBinding(
+  accepted: OfferedOption,
+  resource: ResourceInfo | undefined,
+  extensions: Extensions | undefined,
+): { nonce: Hex; resource: ResourceInfo; extensions: Extensions } | undefined {
+  const mppx = extensions?.mppx;
+  if (extensions === undefined || resource === undefined || !isJsonObject(mppx) || !isJsonObject(mppx.info)) return undefined;
+  const salted: Extensions = { ...extensions, mppx: { ...mppx, info: { ...mppx.info, nonce: randomNonce().slice(2) } } };
+  const bound = { url: resource.url };
+  const input = [serializeRequest(accepted), serializeRequest(bound), serializeRequest(salted)].join('|');
+  return { nonce: `0x${createHash('sha256').update(input, 'utf8').digest('hex')}`, resource: bound, extensions: salted };
 }
 
 /** The authorization as the payload carries it: integers as decimal strings, in the official clients' key order. */

@@ -20,6 +20,13 @@ export interface MppxMerchantOptions {
   /** Display amount in USDC units, e.g. '0.01' (mppx converts with the asset's decimals). */
   readonly amount: string;
   readonly realm?: string;
+  /**
+   * mppx's x402 route binding (x402/server/EvmCharge.ts): `required` refuses, on a scoped route (one with `meta`),
+   * an x402 payment that does not carry mppx's binding (`extensions.mppx.info.nonce`, the route-bound nonce).
+   */
+  readonly routeBinding?: 'required' | 'resource';
+  /** Server correlation data: makes the route scoped (the challenge's `opaque`). */
+  readonly meta?: Record<string, string>;
 }
 
 export interface MppxMerchant extends Running {
@@ -33,11 +40,12 @@ export interface MppxMerchant extends Running {
  * VerificationFailedError, a 402, as its own facilitator settlement reports it: x402/server/EvmCharge.ts
  * `settleWithFacilitator`), and each settlement is recorded in `settled`.
  */
-export function stubChainCharge(chain: StubChain, recipient: string, settled: MppxMerchant['settled']) {
+export function stubChainCharge(chain: StubChain, recipient: string, settled: MppxMerchant['settled'], routeBinding?: 'required' | 'resource') {
   const usdc = evm.assets.baseSepolia.USDC;
   return evm.charge({
     currency: usdc,
     recipient: getAddress(recipient),
+    ...(routeBinding === undefined ? {} : { x402: { routeBinding } }),
     async settle({ payload }) {
       let reference: `0x${string}`;
       try {
@@ -59,11 +67,11 @@ export function stubChainCharge(chain: StubChain, recipient: string, settled: Mp
 export async function startMppxMerchant(o: MppxMerchantOptions): Promise<MppxMerchant> {
   const settled: MppxMerchant['settled'] = [];
   const mppx = Mppx.create({
-    methods: [stubChainCharge(o.chain, o.recipient, settled)],
+    methods: [stubChainCharge(o.chain, o.recipient, settled, o.routeBinding)],
     secretKey: 'test-merchant-secret-key-at-least-32-bytes-long',
     realm: o.realm ?? 'mppx-merchant.test',
   });
-  const listener = Mppx.toNodeListener(mppx.charge({ amount: o.amount, description: 'A paid answer — MPP' }));
+  const listener = Mppx.toNodeListener(mppx.charge({ amount: o.amount, description: 'A paid answer — MPP', ...(o.meta === undefined ? {} : { meta: o.meta }) }));
   const running = await listen(async (req: IncomingMessage, res: ServerResponse) => {
     if (req.url !== '/paid') {
       res.writeHead(404).end();
