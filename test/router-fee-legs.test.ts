@@ -84,12 +84,18 @@ forEachDb(({ stack, test }) => {
     });
     let bytes = 0;
     let broke = false;
+    const chunks: Uint8Array[] = [];
     try {
-      for await (const chunk of res.body ?? []) bytes += (chunk as Uint8Array).length;
+      for await (const chunk of res.body ?? []) {
+        bytes += (chunk as Uint8Array).length;
+        if (res.status !== 200) chunks.push(chunk as Uint8Array);
+      }
     } catch {
       broke = true;
     }
-    return { status: res.status, paymentId: res.headers.get('x-router-payment-id'), bytes, broke };
+    // A 502 names the payment in its body (the answer broke off before its head was relayed).
+    const named = res.status === 502 ? (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { paymentId?: string }).paymentId : undefined;
+    return { status: res.status, paymentId: res.headers.get('x-router-payment-id') ?? named ?? null, bytes, broke };
   }
 
   test('a paid answer relayed whole settles its fee leg: the fee moves, the cap keeps both cents', async (t) => {
@@ -107,9 +113,15 @@ forEachDb(({ stack, test }) => {
   test('a paid answer that breaks off after its first bytes releases the fee leg: no fee moved, 1 cent back', async (t) => {
     const { u, delegationId } = await paidUser();
     const r = await proxied(u, delegationId, '/broken');
-    t.is(r.status, 200, 'the head went out with the first bytes');
-    t.true(r.broke, 'the caller sees the body end early');
-    t.true(r.bytes < 100_000);
+    // Usually the head goes out with the first bytes and the body then breaks off; when the payment's bookkeeping
+    // outlasts the merchant (a loaded machine), the break comes first and the answer is a 502 naming the payment.
+    if (r.status === 200) {
+      t.true(r.broke, 'the caller sees the body end early');
+      t.true(r.bytes < 100_000);
+    } else {
+      t.is(r.status, 502);
+    }
+    t.truthy(r.paymentId);
     const row = await resolvedRow(r.paymentId ?? '');
     t.is(row.feeStatus, 'released');
     t.deepEqual(await feeJournal(row.id), [], 'no fee moved');
