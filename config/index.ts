@@ -97,7 +97,21 @@ export const ConfigSchema = z
     message: 'is required when ENVIRONMENT=live',
     // Run even when other keys are wrong, so every problem is reported at once (zod skips refinements otherwise).
     when: () => true,
-  });
+  })
+  // The sweep must not release a fee leg whose paid call may still be relaying its answer: longer than the whole
+  // exchange can last (connect, then ROUTER_STREAM_MAX_MS), with a minute to spare.
+  .refine(
+    (c) =>
+      typeof c.ROUTER_FEE_SWEEP_AFTER_SECS !== 'number' ||
+      typeof c.ROUTER_STREAM_MAX_MS !== 'number' ||
+      typeof c.ROUTER_CONNECT_TIMEOUT_MS !== 'number' ||
+      c.ROUTER_FEE_SWEEP_AFTER_SECS * 1000 >= c.ROUTER_CONNECT_TIMEOUT_MS + c.ROUTER_STREAM_MAX_MS + 60_000,
+    {
+      path: ['ROUTER_FEE_SWEEP_AFTER_SECS'],
+      message: 'must exceed ROUTER_CONNECT_TIMEOUT_MS + ROUTER_STREAM_MAX_MS by at least 60 s',
+      when: () => true,
+    },
+  );
 
 export type RawConfig = z.infer<typeof ConfigSchema>;
 

@@ -6,6 +6,7 @@ import type { Authenticator } from '../shared/accounts/api-keys.js';
 import { correlationId } from '../shared/correlation.js';
 import { AppError, asAppError } from '../shared/errors/app-error.js';
 import type { Logger } from '../shared/log.js';
+import { lingerAfter } from './http/lingering-close.js';
 import { type RequestTarget, targetOf } from './http/request-target.js';
 import type { RouteTable } from './http/route-table.js';
 import type { Relay } from './relay.js';
@@ -61,7 +62,10 @@ export function buildProxyHandler({ config, log, relay, auth, routes }: ProxyDep
           if (appError.httpStatus >= 500) log.error({ err, correlationId: id }, 'router request failed');
           // The rest of that body would stand between this request and the next on the connection: close it
           // (RFC 9110 §7.6.1) rather than read it.
-          if (appError.httpStatus === 413 || appError.httpStatus === 408) res.setHeader('connection', 'close');
+          if (appError.httpStatus === 413 || appError.httpStatus === 408) {
+            res.setHeader('connection', 'close');
+            lingerAfter(res);
+          }
           sendError(res, appError, id, config.DOCS_URL);
         },
       );
@@ -72,6 +76,7 @@ export function buildProxyHandler({ config, log, relay, auth, routes }: ProxyDep
     const declared = Number(req.headers['content-length'] ?? '0');
     if (Number.isFinite(declared) && declared > config.BODY_LIMIT_BYTES) {
       res.setHeader('connection', 'close');
+      lingerAfter(res);
       sendError(res, new AppError('BCK.HTTP.0413', 'request body exceeds the size limit'), id, config.DOCS_URL);
       req.resume();
       return;

@@ -38,6 +38,7 @@ const routes = buildRouterRoutes({
   ctx,
   claims: createClaimStore(),
   limiter: createConcurrencyLimiter(config.ROUTER_MAX_CONCURRENT_PER_USER),
+  waiting: createConcurrencyLimiter(config.ROUTER_MAX_CONCURRENT_PER_USER),
   upstream,
   feeRecipient: getAddress(feeRecipient),
   walletKeys: createWalletKeyCache(ctx),

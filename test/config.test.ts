@@ -61,6 +61,13 @@ test('numbers are whole decimal numbers within range', (t) => {
   }
   t.is(problemsOf({ API_KEY_CACHE_MS: '1001' }).length, 1, 'revocation must take effect within a second');
   t.is(problemsOf({ BODY_LIMIT_BYTES: '0' }).length, 1);
+  t.deepEqual(problemsOf({ ROUTER_MAX_AUTH_TTL_SECS: '29' }).map((p) => p.split(' ')[0]), ['ROUTER_MAX_AUTH_TTL_SECS'], 'a facilitator refuses < 6 s left');
+  t.deepEqual(problemsOf({ ROUTER_MAX_AUTH_TTL_SECS: '30' }), []);
+  // The fee sweep waits out the longest paid exchange (connect + ROUTER_STREAM_MAX_MS) and a minute more.
+  t.deepEqual(problemsOf({ ROUTER_STREAM_MAX_MS: '3600000' }).map((p) => p.split(' ')[0]), ['ROUTER_FEE_SWEEP_AFTER_SECS']);
+  t.deepEqual(problemsOf({ ROUTER_STREAM_MAX_MS: '3600000', ROUTER_FEE_SWEEP_AFTER_SECS: '3671' }), []);
+  t.deepEqual(problemsOf({ SQLITE_SYNCHRONOUS: 'off' }).map((p) => p.split(' ')[0]), ['SQLITE_SYNCHRONOUS']);
+  t.is(loadConfig({}).SQLITE_SYNCHRONOUS, 'full');
 });
 
 test('DATABASE_URL: unset, sqlite:<path> (relative or absolute), postgres:// and postgresql://', (t) => {

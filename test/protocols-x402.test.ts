@@ -377,3 +377,27 @@ test('receipts: PAYMENT-RESPONSE (@x402/core) and X-PAYMENT-RESPONSE (x402@1) de
     t.is(decodeX402Receipt(bad).type, 'invalid', bad);
   }
 });
+
+test('mppx route binding: only the exact shape mppx advertises is bound; the nonce is sha256(accepted | resource | extensions)', async (t) => {
+  const { mppxRouteBinding } = await import('../shared/protocols/x402.js');
+  const { serialize } = await import('../shared/protocols/mpp/PaymentRequest.js');
+  const { createHash } = await import('node:crypto');
+  const option = v2Option();
+  const resource = { url: 'https://m.test/paid', description: 'x' };
+  const extensions = { mppx: { info: { method: 'GET', opaque: 'abc' }, schema: { type: 'object' } } };
+  const b = mppxRouteBinding(option, resource, extensions);
+  if (b === undefined) return t.fail('an mppx offer is bound');
+  t.deepEqual(b.resource, { url: 'https://m.test/paid' }, 'resource as mppx compares it: { url }');
+  const info = (b.extensions.mppx as { info: Record<string, unknown> }).info;
+  t.regex(String(info.nonce), /^[0-9a-f]{64}$/, 'a 32-byte salt, without 0x, as mppx writes it');
+  t.like(info, { method: 'GET', opaque: 'abc' });
+  const expected = createHash('sha256').update([serialize(option), serialize(b.resource), serialize(b.extensions)].join('|')).digest('hex');
+  t.is(b.nonce, `0x${expected}`);
+  t.not(mppxRouteBinding(option, resource, extensions)?.nonce, b.nonce, 'a fresh salt each time');
+  // Not bound (echoed verbatim, random nonce): no mppx, no resource, no info, or keys mppx's schema would strip.
+  t.is(mppxRouteBinding(option, resource, undefined), undefined);
+  t.is(mppxRouteBinding(option, undefined, extensions), undefined);
+  t.is(mppxRouteBinding(option, resource, { mppx: { schema: {} } }), undefined);
+  t.is(mppxRouteBinding(option, resource, { ...extensions, bazaar: { info: {} } }), undefined);
+  t.is(mppxRouteBinding(option, resource, { mppx: { ...extensions.mppx, extra: 1 } }), undefined);
+});

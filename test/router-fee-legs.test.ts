@@ -145,6 +145,14 @@ forEachDb(({ stack, test }) => {
     t.is(await releaseStaleFeeLegs(stack().ctx, new Date(Date.now() - 3_600_000)), 0, 'younger than the bound: kept');
     t.is((await em.findOneOrFail(RouterPayment, { id })).feeStatus, 'reserved');
 
+    // A `Pending` row an earlier version left (a claim written before the cap was charged) is never swept: its fee
+    // was never reserved on the delegation.
+    const other = await paidUser();
+    const pending = await proxied(other.u, other.delegationId, '/whole');
+    await resolvedRow(pending.paymentId ?? '');
+    await em.nativeUpdate(RouterPayment, { id: pending.paymentId ?? '' }, { feeStatus: 'reserved', status: 'Pending' });
+    const otherSpent = (await delegationRow(stack(), other.delegationId)).amountSpentCents;
+
     // Two sweeps at once (other tests' legs may be swept too: only this payment's rows are asserted).
     await Promise.all([releaseStaleFeeLegs(stack().ctx, new Date(Date.now() + 1000)), releaseStaleFeeLegs(stack().ctx, new Date(Date.now() + 1000))]);
     t.is((await stack().ctx.db.em().findOneOrFail(RouterPayment, { id })).feeStatus, 'released');
@@ -153,5 +161,7 @@ forEachDb(({ stack, test }) => {
     const releases = (await delegationTransactions(stack(), delegationId)).filter((x) => x.kind === 'release');
     t.is(releases.length, 1);
     t.like(releases[0], { amountCents: -1n, reference: id, description: 'fee leg never resolved (swept)' });
+    t.is((await stack().ctx.db.em().findOneOrFail(RouterPayment, { id: pending.paymentId ?? '' })).feeStatus, 'reserved', 'Pending: left alone');
+    t.is((await delegationRow(stack(), other.delegationId)).amountSpentCents, otherSpent);
   });
 }, PAID_ENV, { serial: true }); // the sweep releases every old enough leg of the database: one test at a time

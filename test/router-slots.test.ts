@@ -48,6 +48,25 @@ forEachDb(
       t.is(both.find((r) => r.status === 409)?.body.code, 'BCK.ROUTER.0002');
     });
 
+    test('waiting duplicates are bounded: past the user\'s waiting budget (its concurrency limit) a duplicate waits holding its slot', async (t) => {
+      const u = await stack().user();
+      const delegationId = await createDelegation(u, 1000);
+      const same = rid();
+      const first = u.api.post('/router/route', { requestId: same, delegationId, url: `${merchant.url}/slow` });
+      await new Promise((r) => setTimeout(r, 200));
+      // Limit 2: two duplicates wait without a slot, the third keeps its slot; with the first call that is both.
+      const duplicates = [0, 1, 2].map(() => u.api.post('/router/route', { requestId: same, delegationId, url: `${merchant.url}/slow` }));
+      await new Promise((r) => setTimeout(r, 300));
+      const other = await u.api.post('/router/route', { requestId: rid(), delegationId, url: `${merchant.url}/fast` });
+      t.is(other.status, 429, other.text);
+      t.is(other.body.code, 'BCK.ROUTER.0007');
+      const all = await Promise.all([first, ...duplicates]);
+      t.deepEqual(all.map((r) => r.status).sort(), [200, 409, 409, 409]);
+      // Once they are answered, the slots and the waiting budget are free again.
+      const after = await u.api.post('/router/route', { requestId: rid(), delegationId, url: `${merchant.url}/fast` });
+      t.is(after.status, 200, after.text);
+    });
+
     test('a route JSON body over BODY_LIMIT_BYTES -> 413 BCK.HTTP.0413, and the user\'s slot is free again', async (t) => {
       const u = await stack().user();
       const delegationId = await createDelegation(u, 1000);

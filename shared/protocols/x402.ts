@@ -311,6 +311,9 @@ export function mppxRouteBinding(
 ): { nonce: Hex; resource: ResourceInfo; extensions: Extensions } | undefined {
   const mppx = extensions?.mppx;
   if (extensions === undefined || resource === undefined || !isJsonObject(mppx) || !isJsonObject(mppx.info)) return undefined;
+  // mppx hashes the extensions as its schema parses them (unknown keys stripped): bind only the exact shape it
+  // advertises ({ mppx: { info, schema } }); anything else is echoed verbatim and unbound, as before.
+  if (Object.keys(extensions).length !== 1 || Object.keys(mppx).some((k) => k !== 'info' && k !== 'schema')) return undefined;
   const salted: Extensions = { ...extensions, mppx: { ...mppx, info: { ...mppx.info, nonce: randomNonce().slice(2) } } };
   const bound = { url: resource.url };
   const input = [serializeRequest(accepted), serializeRequest(bound), serializeRequest(salted)].join('|');

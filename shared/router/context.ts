@@ -11,6 +11,12 @@ export interface RouterContext {
   readonly ctx: ServiceContext;
   readonly claims: ClaimStore;
   readonly limiter: ConcurrencyLimiter;
+  /**
+   * Duplicates of a requestId waiting for the first call's paymentId without holding a slot (idempotency.ts), per
+   * user, at most ROUTER_MAX_CONCURRENT_PER_USER: past it a duplicate waits holding its slot, so waiters (and the
+   * bodies they keep) stay bounded.
+   */
+  readonly waiting: ConcurrencyLimiter;
   readonly upstream: Upstream;
   /** ROUTER_FEE_RECIPIENT, or the operator wallet. */
   readonly feeRecipient: string;

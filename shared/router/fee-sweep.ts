@@ -15,7 +15,13 @@ export async function releaseStaleFeeLegs(ctx: ServiceContext, olderThan: Date, 
   // The partial index router_payment_fee_reserved_index holds only reserved legs: no scan of the payments.
   const rows = await ctx.db
     .em()
-    .find(RouterPayment, { feeStatus: 'reserved', createdAt: { $lt: olderThan } }, { fields: ['id', 'delegationId', 'feeCents'], limit: max });
+    // Mode B payments only, never a `Pending` row: an earlier version wrote those as claims before reserving the
+    // cap (payments.ts whereOf), so their fee was never charged and must not be given back.
+    .find(
+      RouterPayment,
+      { feeStatus: 'reserved', createdAt: { $lt: olderThan }, mode: { $in: ['route', 'proxy'] }, status: { $ne: 'Pending' } },
+      { fields: ['id', 'delegationId', 'feeCents'], limit: max },
+    );
   let released = 0;
   for (const r of rows) {
     const now = ctx.now();

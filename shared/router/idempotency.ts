@@ -45,6 +45,22 @@ class HeldClaim implements ClaimHandle {
   }
 }
 
+/** A duplicate's answer: 409 naming the first request's paymentId once it is known (or 409 in flight). */
+async function waitForFirst(rc: RouterContext, first: Promise<string | undefined>): Promise<never> {
+  // A duplicate waits for the first request's paymentId, which exists once the first has probed the merchant
+  // and inserted its payment row: at most as long as that probe may take (a busy merchant can take seconds).
+  const c = rc.ctx.config;
+  const waitMs = c.ROUTER_CONNECT_TIMEOUT_MS + c.ROUTER_HEADERS_TIMEOUT_MS + WAIT_MARGIN_MS;
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), waitMs).unref();
+  });
+  const paymentId = await Promise.race([first, timeout]);
+  clearTimeout(timer);
+  if (paymentId === undefined) throw new AppError('BCK.ROUTER.0002', 'a request with this requestId is in flight');
+  throw duplicateError(paymentId);
+}
+
 /**
  * Runs `work` under the in-process claim of (user, requestId). A duplicate gets 409 BCK.ROUTER.0002 naming the
  * first request's paymentId; refusals before signing give the claim back. `beforeWait` runs when a duplicate
@@ -61,19 +77,15 @@ export async function withClaim<T>(
   if (requestId === undefined) return work(UNCLAIMED);
   const attempt = rc.claims.tryClaim(principal.userId, requestId);
   if (attempt.type === 'held') {
-    opts.beforeWait?.();
-    // A duplicate waits for the first request's paymentId, which exists once the first has probed the merchant
-    // and inserted its payment row: at most as long as that probe may take (a busy merchant can take seconds).
-    const c = rc.ctx.config;
-    const waitMs = c.ROUTER_CONNECT_TIMEOUT_MS + c.ROUTER_HEADERS_TIMEOUT_MS + WAIT_MARGIN_MS;
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<undefined>((resolve) => {
-      timer = setTimeout(() => resolve(undefined), waitMs).unref();
-    });
-    const paymentId = await Promise.race([attempt.paymentId, timeout]);
-    clearTimeout(timer);
-    if (paymentId === undefined) throw new AppError('BCK.ROUTER.0002', 'a request with this requestId is in flight');
-    throw duplicateError(paymentId);
+    // The slot is given back only within the user's waiting budget (rc.waiting); past it the duplicate waits
+    // holding its slot, as every call does, so a flood of duplicates stays bounded by the two limits.
+    const waitTurn = opts.beforeWait === undefined ? undefined : rc.waiting.acquire(principal.userId);
+    if (waitTurn !== undefined) opts.beforeWait?.();
+    try {
+      return await waitForFirst(rc, attempt.paymentId);
+    } finally {
+      waitTurn?.();
+    }
   }
   const claim = new HeldClaim(rc.claims, principal.userId, requestId);
   try {

@@ -35,7 +35,9 @@ async function recordOutcome(
     return await finishPayment(rc, issued, answer, buyer, { feeAfterBody });
   } catch (err) {
     rc.ctx.log.error({ err: err instanceof Error ? err.message : String(err), paymentId: issued.paymentId }, 'recording a paid call failed: left Issued');
-    return { status: 'Issued', txHash: null, feeDeferred: false };
+    // Whether or not the recording committed, a streamed answer's fee leg may still be reserved: finishFeeLeg
+    // resolves it after the relay if so (a no-op if not); any other leg is left to the sweep.
+    return { status: 'Issued', txHash: null, feeDeferred: feeAfterBody && issued.row.feeStatus === 'reserved' };
   }
 }
 

@@ -9,7 +9,10 @@ export interface Running {
 
 export async function listen(handler: RequestListener): Promise<Running> {
   const server: Server = createServer(handler);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  // A deep accept queue: the concurrency tests open ~1000 connections at once (500 probes, 500 paid hops) to one
+  // merchant in a busy test process; past Node's default backlog (511) the kernel drops SYNs, and a retransmitted
+  // SYN can outlast the router's connect timeout on a loaded machine (a 502 that is the test merchant's, not ours).
+  await new Promise<void>((resolve) => server.listen({ port: 0, host: '127.0.0.1', backlog: 4096 }, resolve));
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
