@@ -7,11 +7,10 @@ import { AppError } from '../../shared/errors/app-error.js';
 import type { RouterContext } from '../../shared/router/context.js';
 import { withClaim } from '../../shared/router/idempotency.js';
 import { headerOf } from '../../shared/router/outcome.js';
-import { type IssuedPayment, finishFeeLeg } from '../../shared/router/pay.js';
-import { payAndResend } from '../../shared/router/pay-and-resend.js';
+import { feeAfterRelay, payAndResend } from '../../shared/router/pay-and-resend.js';
 import { routerSlot } from '../../shared/router/route.js';
 import { RequestId } from '../../shared/router/schemas.js';
-import { REASON, UpstreamStreamError, upstreamAppError } from '../../shared/upstream/index.js';
+import { UpstreamStreamError, upstreamAppError } from '../../shared/upstream/index.js';
 import { parseOr400 } from '../http/json.js';
 import { readBody } from '../http/read-body.js';
 import type { RouteTable } from '../http/route-table.js';
@@ -25,15 +24,6 @@ const ProxyHeaders = z.object({
   'x-router-request-id': RequestId,
   'x-router-upstream-authorization': z.string().max(8192).optional(),
 });
-
-/** finishFeeLeg once the answer was relayed; the answer is gone already, so a failure is logged (fee-sweep.ts). */
-async function settleFeeAfterRelay(rc: RouterContext, issued: IssuedPayment, buyer: string, relayed: boolean): Promise<void> {
-  try {
-    await finishFeeLeg(rc, issued, buyer, relayed);
-  } catch (err) {
-    rc.ctx.log.error({ err: err instanceof Error ? err.message : String(err), paymentId: issued.paymentId }, 'resolving a fee leg failed: left reserved');
-  }
-}
 
 export function streamRoutes(table: RouteTable, rc: RouterContext): void {
   const bodyLimits = { maxBytes: rc.ctx.config.ROUTER_MAX_REQUEST_BYTES, timeoutMs: rc.ctx.config.ROUTER_REQUEST_BODY_TIMEOUT_MS };
@@ -63,10 +53,6 @@ export function streamRoutes(table: RouteTable, rc: RouterContext): void {
         const text = await readAll(probe.body, MAX_402_BODY_BYTES).catch((err: unknown) => {
           throw err instanceof UpstreamStreamError ? upstreamAppError(err.outcome) : new AppError('BCK.HTTP.0502', 'the merchant\'s 402 answer broke off');
         });
-        // The caller left while the merchant answered: no payment for an answer nobody will receive. (The unpaid
-        // call itself runs to its end, bounded by the outbound timeouts: cutting it short would take an
-        // AbortController and an EventTarget listener on every relayed request; relay() frees a caller who left.)
-        if (res.destroyed) throw upstreamAppError({ type: 'failed', reason: REASON.aborted });
         const { issued, response: paid, done } = await payAndResend(
           rc,
           principal,
@@ -78,6 +64,9 @@ export function streamRoutes(table: RouteTable, rc: RouterContext): void {
             resourceUrl: call.url,
             claim,
             feeAfterBody: true,
+            // The caller left while the merchant answered: no payment for an answer nobody will receive. (The
+            // unpaid call itself runs to its end, bounded by the outbound timeouts: cutting it short would take an
+            // AbortController and an EventTarget listener on every relayed request; relay() frees a caller who left.)
             abandoned: () => res.destroyed,
           },
           (credential) => rc.upstream.stream({ ...call, credential }),
@@ -92,7 +81,7 @@ export function streamRoutes(table: RouteTable, rc: RouterContext): void {
         } finally {
           // DESIGN §4: the fee is earned by an answer the caller received whole; one that broke off (the merchant
           // failed, a cap, our caller left) releases it, as /router/route does when it cannot read the answer.
-          if (done.feeDeferred) await settleFeeAfterRelay(rc, issued, principal.walletAddress, relayed);
+          if (done.feeDeferred) await feeAfterRelay(rc, issued, principal.walletAddress, relayed);
         }
       }, { beforeWait: release });
     } finally {

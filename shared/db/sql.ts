@@ -6,6 +6,7 @@
 // the values are bound: SQLite keeps one prepared statement per text, PostgreSQL one named statement per text
 // and connection.
 import type { Pool, PoolClient } from 'pg';
+import { keyedSerializer } from '../serial.js';
 import type { Dialect, Em } from './orm.js';
 
 export type SqlValue = string | number | bigint | Date | null;
@@ -217,23 +218,12 @@ export function postgresRunner(pool: Pool): SqlRunner {
   // Transactions on one hot row (one delegation) serialise on its row lock anyway. Queued here, they wait
   // without holding a pool connection, so a burst on one delegation cannot take every connection and stall
   // other users' payments behind its lock.
-  const tails = new Map<string, Promise<unknown>>();
+  const serial = keyedSerializer();
   return {
     dialect: 'postgresql',
     transaction<T>(work: (tx: SqlTx) => Promise<T>, opts: { serializeOn?: string } = {}): Promise<T> {
       const key = opts.serializeOn;
-      if (key === undefined) return run(work);
-      const previous = tails.get(key) ?? Promise.resolve();
-      const mine = previous.then(
-        () => run(work),
-        () => run(work),
-      );
-      const tail = mine.catch(() => undefined);
-      tails.set(key, tail);
-      void tail.then(() => {
-        if (tails.get(key) === tail) tails.delete(key);
-      });
-      return mine;
+      return key === undefined ? run(work) : serial(key, () => run(work));
     },
   };
 }

@@ -5,10 +5,9 @@
 // (ROUTER_FEE_SWEEP_AFTER_SECS): the fee is not collected, the buyer's cap gets it back. The merchant leg stands.
 import type { ServiceContext } from '../context.js';
 import { RouterPayment } from '../db/entities/index.js';
-import { releaseIn } from '../delegations/spend.js';
 import type { Logger } from '../log.js';
 import { startPeriodic } from '../periodic.js';
-import { resolveFeeIn } from './payments.js';
+import { releaseFeeLegIn } from './payments.js';
 
 /** Releases up to `max` fee legs reserved before `olderThan`; resolves with how many it released. */
 export async function releaseStaleFeeLegs(ctx: ServiceContext, olderThan: Date, max = 100): Promise<number> {
@@ -24,16 +23,9 @@ export async function releaseStaleFeeLegs(ctx: ServiceContext, olderThan: Date, 
     );
   let released = 0;
   for (const r of rows) {
-    const now = ctx.now();
-    // resolveFeeIn moves the leg off `reserved` once: a leg its paid call resolved meanwhile is left alone.
-    const moved = await ctx.db.sql.transaction(async (tx) => {
-      if (!(await resolveFeeIn(tx, r.id, 'released', now))) return false;
-      if (r.feeCents > 0n) {
-        await releaseIn(tx, { delegationId: r.delegationId, amountCents: r.feeCents, reference: r.id, description: 'fee leg never resolved (swept)' }, now);
-      }
-      return true;
-    });
-    if (moved) released += 1;
+    // Released once: a leg its paid call resolved meanwhile is left alone.
+    const leg = { paymentId: r.id, delegationId: r.delegationId, feeCents: r.feeCents, description: 'fee leg never resolved (swept)' };
+    if (await ctx.db.sql.transaction((tx) => releaseFeeLegIn(tx, leg, ctx.now()))) released += 1;
   }
   return released;
 }

@@ -9,7 +9,7 @@ import type { RouterContext } from './context.js';
 import type { ClaimHandle } from './idempotency.js';
 import { spendableDelegation } from './delegation-snapshot.js';
 import { outcomeOf } from './outcome.js';
-import { type IssuedPayment, finishPayment, issuePayment } from './pay.js';
+import { type IssuedPayment, finishFeeLeg, finishPayment, issuePayment } from './pay.js';
 import { upstreamCredential } from './upstream-credential.js';
 
 export interface PaidAnswer<B> {
@@ -38,6 +38,18 @@ async function recordOutcome(
     // Whether or not the recording committed, a streamed answer's fee leg may still be reserved: finishFeeLeg
     // resolves it after the relay if so (a no-op if not); any other leg is left to the sweep.
     return { status: 'Issued', txHash: null, feeDeferred: feeAfterBody && issued.row.feeStatus === 'reserved' };
+  }
+}
+
+/**
+ * finishFeeLeg once a streamed answer was relayed (`relayed`: whole): the answer is gone already, so a database
+ * error is logged and the leg left reserved for the sweep, as recordOutcome does.
+ */
+export async function feeAfterRelay(rc: RouterContext, issued: IssuedPayment, buyer: string, relayed: boolean): Promise<void> {
+  try {
+    await finishFeeLeg(rc, issued, buyer, relayed);
+  } catch (err) {
+    rc.ctx.log.error({ err: err instanceof Error ? err.message : String(err), paymentId: issued.paymentId }, 'resolving a fee leg failed: left reserved');
   }
 }
 

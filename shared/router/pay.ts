@@ -6,7 +6,7 @@ import type { InferEntity } from '@mikro-orm/core';
 import { bytesToHex } from 'viem';
 import { type Delegation, RouterPayment } from '../db/entities/index.js';
 import { whyCapRefused } from '../delegations/service.js';
-import { releaseIn, reserveIn } from '../delegations/spend.js';
+import { reserveIn } from '../delegations/spend.js';
 import { type SqlTx, isUniqueViolation } from '../db/sql.js';
 import { AppError } from '../errors/app-error.js';
 import { keyBytes } from '../protocols/eip3009.js';
@@ -15,7 +15,7 @@ import { InsufficientFunds, type Movement, applyMovements } from '../settlement/
 import type { RouterContext } from './context.js';
 import type { ClaimHandle } from './idempotency.js';
 import { type Fees, computeFees } from './fees.js';
-import { duplicateOf, insertPaymentIn, resolveFeeIn, updatePaymentIn } from './payments.js';
+import { duplicateOf, insertPaymentIn, releaseFeeLegIn, resolveFeeIn, updatePaymentIn } from './payments.js';
 
 export type DelegationRow = InferEntity<typeof Delegation>;
 
@@ -153,29 +153,35 @@ export type PaidOutcome =
  */
 async function resolveFeeLegIn(tx: SqlTx, rc: RouterContext, issued: IssuedPayment, buyer: string, settle: boolean, now: Date): Promise<boolean> {
   const { row, fees } = issued;
-  if (row.feeStatus !== 'reserved' || !(await resolveFeeIn(tx, row.id, settle ? 'settled' : 'released', now))) return false;
-  if (settle) {
-    await applyMovements(tx, [{ from: buyer, to: rc.feeRecipient, asset: row.asset, amount: fees.feeAmount, kind: 'router_fee', reference: row.id }], now);
-  } else if (fees.feeCents > 0n) {
-    await releaseIn(tx, { delegationId: row.delegationId, amountCents: fees.feeCents, reference: row.id, description: 'fee leg not settled' }, now);
+  if (row.feeStatus !== 'reserved') return false;
+  if (!settle) {
+    return releaseFeeLegIn(tx, { paymentId: row.id, delegationId: row.delegationId, feeCents: fees.feeCents, description: 'fee leg not settled' }, now);
   }
+  if (!(await resolveFeeIn(tx, row.id, 'settled', now))) return false;
+  await applyMovements(tx, [{ from: buyer, to: rc.feeRecipient, asset: row.asset, amount: fees.feeAmount, kind: 'router_fee', reference: row.id }], now);
   return true;
 }
 
 /**
+ * Runs `attempt(true)` (the fee leg settled) and, when the buyer's balance no longer covers the fee, `attempt(false)`
+ * (released instead; the merchant leg stands). A settle that is not attempted runs once.
+ */
+async function feeOrRelease<T>(settle: boolean, attempt: (settle: boolean) => Promise<T>): Promise<T> {
+  try {
+    return await attempt(settle);
+  } catch (err) {
+    if (!(settle && err instanceof InsufficientFunds)) throw err;
+    return attempt(false);
+  }
+}
+
+/**
  * Settles (`settle`) or releases a fee leg left reserved by finishPayment's `feeAfterBody`, once the streamed
- * answer ended: settled when its whole body reached the caller, released when it broke off. A buyer whose balance
- * no longer covers the fee has it released (the merchant leg stands).
+ * answer ended: settled when its whole body reached the caller, released when it broke off.
  */
 export async function finishFeeLeg(rc: RouterContext, issued: IssuedPayment, buyer: string, settle: boolean): Promise<void> {
   const { ctx } = rc;
-  const run = (s: boolean) => ctx.db.sql.transaction((tx) => resolveFeeLegIn(tx, rc, issued, buyer, s, ctx.now()), { serializeOn: buyer });
-  try {
-    await run(settle);
-  } catch (err) {
-    if (!(settle && err instanceof InsufficientFunds)) throw err;
-    await run(false);
-  }
+  await feeOrRelease(settle, (s) => ctx.db.sql.transaction((tx) => resolveFeeLegIn(tx, rc, issued, buyer, s, ctx.now()), { serializeOn: buyer }));
 }
 
 /**
@@ -207,14 +213,7 @@ export async function finishPayment(
       if (!feeDeferred) await resolveFeeLegIn(tx, rc, issued, buyer, tryFee, now);
       return updatePaymentIn(tx, row.id, 'Issued', { status, txHash, failureReason }, now);
     }, { serializeOn: buyer });
-  let moved: boolean;
-  try {
-    moved = await settle(ok);
-  } catch (err) {
-    // The buyer's balance no longer covers the fee leg: release it instead (the merchant leg stands).
-    if (!(ok && err instanceof InsufficientFunds)) throw err;
-    moved = await settle(false);
-  }
+  const moved = await feeOrRelease(ok, settle);
   if (!moved) {
     const current = await ctx.db.em().findOne(RouterPayment, { id: row.id }, { fields: ['status', 'txHash'] });
     return { status: current?.status ?? status, txHash: current?.txHash ?? null, feeDeferred };

@@ -4,6 +4,7 @@ import type { ServiceContext } from '../context.js';
 import { raw } from '@mikro-orm/sql';
 import { RouterPayment } from '../db/entities/index.js';
 import type { SqlTx } from '../db/sql.js';
+import { releaseIn } from '../delegations/spend.js';
 import { AppError } from '../errors/app-error.js';
 import { type PaymentRecord, paymentRecord } from './payment-record.js';
 
@@ -57,6 +58,23 @@ export async function updatePaymentIn(
 export async function resolveFeeIn(tx: SqlTx, paymentId: string, feeStatus: 'settled' | 'released', now: Date): Promise<boolean> {
   const n = await tx.run("update router_payment set fee_status = ?, updated_at = ? where id = ? and fee_status = 'reserved'", [feeStatus, now, paymentId]);
   return n === 1;
+}
+
+/**
+ * Releases a reserved fee leg inside the caller's transaction: fee_status to `released` (once: false if it was no
+ * longer reserved) and its cap share given back (DESIGN §4). The one release of a fee leg, for the paid call's
+ * outcome (pay.ts) and for the sweep of legs nobody resolved (fee-sweep.ts).
+ */
+export async function releaseFeeLegIn(
+  tx: SqlTx,
+  leg: { paymentId: string; delegationId: string; feeCents: bigint; description: string },
+  now: Date,
+): Promise<boolean> {
+  if (!(await resolveFeeIn(tx, leg.paymentId, 'released', now))) return false;
+  if (leg.feeCents > 0n) {
+    await releaseIn(tx, { delegationId: leg.delegationId, amountCents: leg.feeCents, reference: leg.paymentId, description: leg.description }, now);
+  }
+  return true;
 }
 
 export async function setPaymentStatus(

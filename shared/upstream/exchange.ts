@@ -6,7 +6,7 @@
 // typed UpstreamStreamError when a cap or a timeout is hit). Backpressure is kept: when our reader is slow the
 // handler tells undici to pause the socket (and a paused socket does not count as idle).
 import { Readable } from 'node:stream';
-import { type Dispatcher, errors, util } from 'undici';
+import { type Dispatcher, util } from 'undici';
 import { type OutgoingHeaders, foreignTransferCoding, frameNoContent, scrubResponseHeaders } from './headers.js';
 import { type Failed, type Refused, UpstreamFailedError, UpstreamStreamError, codeOf, outcomeOf } from './outcomes.js';
 import { REASON } from './reasons.js';
@@ -145,9 +145,7 @@ export class Exchange implements Dispatcher.DispatchHandler {
       this.onComplete();
       return;
     }
-    // A framing llhttp cannot parse (e.g. Content-Length beside Transfer-Encoding, RFC 9112 §6.3) sometimes comes
-    // without an HPE_* code: it is a malformed answer all the same, not an unknown failure.
-    this.#end(err instanceof errors.HTTPParserError ? new UpstreamFailedError(REASON.invalidResponse) : err);
+    this.#end(err);
   }
 
   /** Our reader wants more: undici resumes a socket it paused because push() said stop. */

@@ -1,6 +1,7 @@
 // How an outbound call can end without a usable answer, and the one function that turns any thrown value into
 // such an outcome. Nothing from an exception (message, stack, internal address) reaches the caller: the reasons
 // are ours (reasons.ts) or the policy's own text.
+import { errors } from 'undici';
 import type { UpstreamLimits } from './limits.js';
 import { type FailureReason, REASON, headersTooLarge } from './reasons.js';
 
@@ -81,7 +82,9 @@ export function outcomeOf(err: unknown, limits: Pick<UpstreamLimits, 'maxHeaderB
   if (code === 'UND_ERR_HEADERS_OVERFLOW') return { type: 'refused', reason: headersTooLarge(limits.maxHeaderBytes) };
   const known = FAILURE_BY_CODE[code];
   if (known !== undefined) return { type: 'failed', reason: known };
-  if (code.startsWith('HPE_')) return { type: 'failed', reason: REASON.invalidResponse };
+  // A framing llhttp cannot parse (e.g. Content-Length beside Transfer-Encoding, RFC 9112 §6.3) sometimes comes
+  // without an HPE_* code: a malformed answer all the same, not an unknown failure.
+  if (code.startsWith('HPE_') || err instanceof errors.HTTPParserError) return { type: 'failed', reason: REASON.invalidResponse };
   if (/^(ERR_TLS|ERR_SSL|EPROTO)|CERT|UNABLE_TO_|SELF_SIGNED/.test(code)) return { type: 'failed', reason: REASON.tlsFailed };
   return { type: 'failed', reason: REASON.other };
 }

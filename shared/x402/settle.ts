@@ -30,6 +30,7 @@ import { type PresentedPermission, checkPermission } from './check-permission.js
 import type { PermissionRow } from './permissions.js';
 import { Reason } from './reasons.js';
 import { sha256Hex } from '../crypto/hashing.js';
+import { keyedSerializer } from '../serial.js';
 
 export type SettleResponse =
   | {
@@ -157,7 +158,7 @@ async function insufficient(ctx: ServiceContext, permission: PermissionRow, plan
  * are short each failed their first burn (rolled back: no row holds the key yet) and each bought the plan: N
  * identical retries made N orders, reserved N times on the delegation (and charged a card N times), for one burn.
  */
-const settling = new Map<string, Promise<unknown>>();
+const settling = keyedSerializer();
 
 export async function settlePermission(
   ctx: ServiceContext,
@@ -167,14 +168,7 @@ export async function settlePermission(
 ): Promise<SettleResponse> {
   // Keyed by the token's hash: the token itself is a bearer secret and is not kept as a map key.
   const key = `${sha256Hex(input.x402AccessToken)}\u0000${input.agentRequestId}`;
-  for (let first = settling.get(key); first !== undefined; first = settling.get(key)) await first.catch(() => undefined);
-  const run = settleOnce(ctx, caller, input, deps);
-  settling.set(key, run);
-  try {
-    return await run;
-  } finally {
-    if (settling.get(key) === run) settling.delete(key);
-  }
+  return settling(key, () => settleOnce(ctx, caller, input, deps));
 }
 
 async function settleOnce(ctx: ServiceContext, caller: Caller, input: SettleInput, deps: SettleDeps): Promise<SettleResponse> {
