@@ -4,7 +4,10 @@ import { resolve } from 'node:path';
 import { z } from 'zod';
 
 /** A whole number in decimal digits: z.coerce.number() alone would read '', ' ', '1e3' and '0x10' as numbers. */
-const whole = z.string().regex(/^[0-9]{1,15}$/, 'must be a whole number').transform(Number);
+const whole = z
+  .string()
+  .regex(/^[0-9]{1,15}$/, 'must be a whole number')
+  .transform(Number);
 const port = whole.pipe(z.number().int().min(0).max(65535));
 
 export const ConfigSchema = z
@@ -54,7 +57,10 @@ export const ConfigSchema = z
     /** Routing fee in basis points on top of the merchant price (x402 only). Default 500 (5%). */
     ROUTER_FEE_BPS: whole.pipe(z.number().int().min(0).max(10_000)).default(500),
     /** Address that receives the fee leg. Default: the operator wallet created at first start. */
-    ROUTER_FEE_RECIPIENT: z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'must be an EVM address').optional(),
+    ROUTER_FEE_RECIPIENT: z
+      .string()
+      .regex(/^0x[0-9a-fA-F]{40}$/, 'must be an EVM address')
+      .optional(),
     /** Concurrent router calls per user before 429 BCK.ROUTER.0007. Default 10. */
     ROUTER_MAX_CONCURRENT_PER_USER: whole.pipe(z.number().int().positive()).default(10),
     /** Worker threads that make the payment signatures, off the event loop; 0 signs on it. Default 1. */
@@ -64,11 +70,20 @@ export const ConfigSchema = z
      *  shorter window expires before the merchant can settle it, after the payment was recorded. */
     ROUTER_MAX_AUTH_TTL_SECS: whole.pipe(z.number().int().min(30).max(86_400)).default(3600),
     /** Comma-separated CAIP-2 networks the router may pay on; narrows the environment's own. Default: all of them. */
-    ROUTER_FUNDED_NETWORKS: z.string().regex(/^eip155:[0-9]+(,eip155:[0-9]+)*$/, 'must be eip155:<id>[,...]').optional(),
+    ROUTER_FUNDED_NETWORKS: z
+      .string()
+      .regex(/^eip155:[0-9]+(,eip155:[0-9]+)*$/, 'must be eip155:<id>[,...]')
+      .optional(),
     /** Comma-separated token addresses MPP charges may use. Default: the environment's USDC and EURC. */
-    ROUTER_MPP_ASSETS: z.string().regex(/^0x[0-9a-fA-F]{40}(,0x[0-9a-fA-F]{40})*$/, 'must be token addresses').optional(),
+    ROUTER_MPP_ASSETS: z
+      .string()
+      .regex(/^0x[0-9a-fA-F]{40}(,0x[0-9a-fA-F]{40})*$/, 'must be token addresses')
+      .optional(),
     /** Allow upstreams on private/loopback addresses (tests, local development). Default false. */
-    ROUTER_ALLOW_PRIVATE_TARGETS: z.enum(['true', 'false']).transform((v) => v === 'true').default(false),
+    ROUTER_ALLOW_PRIVATE_TARGETS: z
+      .enum(['true', 'false'])
+      .transform((v) => v === 'true')
+      .default(false),
     /** Request body the streaming proxy buffers (a paid call re-sends it). Default 10 MB. */
     ROUTER_MAX_REQUEST_BYTES: whole.pipe(z.number().int().positive()).default(10 * 1_048_576),
     /** Time the proxy allows for receiving a router request's body once its headers are in; past it, 408

@@ -51,7 +51,10 @@ declare module 'autocannon' {
 
   export interface Instance extends PromiseLike<AutocannonResult> {
     stop(): void;
-    on(event: 'response', fn: (client: unknown, statusCode: number, resBytes: number, responseTime: number) => void): this;
+    on(
+      event: 'response',
+      fn: (client: unknown, statusCode: number, resBytes: number, responseTime: number) => void,
+    ): this;
     on(event: 'error', fn: (err: Error) => void): this;
   }
 

@@ -189,7 +189,9 @@ async function withCpu<T>(pids: Pids, fn: () => Promise<T>): Promise<{ value: T;
   const m0 = machineMs();
   const value = await fn();
   const m1 = machineMs();
-  const cpu: Record<string, number> = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, cpuMs(pid) - (before[k] ?? 0)]));
+  const cpu: Record<string, number> = Object.fromEntries(
+    Object.entries(pids).map(([k, pid]) => [k, cpuMs(pid) - (before[k] ?? 0)]),
+  );
   const ours = Object.values(cpu).reduce((a, b) => a + (Number.isFinite(b) ? b : 0), 0);
   cpu.other = Math.max(0, m1.busy - m0.busy - ours);
   cpu.idle = Math.max(0, m1.total - m0.total - (m1.busy - m0.busy));
@@ -221,7 +223,12 @@ function percentile(sorted: number[], p: number): number {
 }
 
 /** A closed loop: `concurrency` workers each call `once` back to back until the deadline (or `maxCount` calls). */
-async function closedLoop(seconds: number, concurrency: number, once: () => Promise<void>, maxCount = 10_000_000): Promise<Side> {
+async function closedLoop(
+  seconds: number,
+  concurrency: number,
+  once: () => Promise<void>,
+  maxCount = 10_000_000,
+): Promise<Side> {
   const side = emptySide();
   const started = performance.now();
   const deadline = started + seconds * 1000;
@@ -246,7 +253,12 @@ async function closedLoop(seconds: number, concurrency: number, once: () => Prom
 }
 
 /** One autocannon run, stopped after `seconds` (or `amount` requests, whichever first). */
-async function cannon(url: string, requests: AutocannonRequest[], seconds: number, amount?: number): Promise<AutocannonResult> {
+async function cannon(
+  url: string,
+  requests: AutocannonRequest[],
+  seconds: number,
+  amount?: number,
+): Promise<AutocannonResult> {
   const opts = { url, connections: RELAY_CONNECTIONS, pipelining: 1, timeout: 10, idReplacement: true, requests };
   const instance = amount === undefined ? autocannon({ ...opts, duration: seconds }) : autocannon({ ...opts, amount });
   const cap = setTimeout(() => instance.stop(), seconds * 1000 + 50);
@@ -284,7 +296,10 @@ const rate = (s: Side): number => (s.seconds > 0 ? s.ok / s.seconds : 0);
  * Both sides in ROUNDS rounds of A B B A (SECONDS per side in all), after a warm-up of both. This VM's CPU speed
  * drifts within minutes (BENCHMARKS.md); short alternating phases put the same drift on both sides.
  */
-async function abba(warm: (s: number) => Promise<unknown>, run: { base: (s: number) => Promise<Side>; router: (s: number) => Promise<Side> }) {
+async function abba(
+  warm: (s: number) => Promise<unknown>,
+  run: { base: (s: number) => Promise<Side>; router: (s: number) => Promise<Side> },
+) {
   await warm(WARMUP);
   const base = emptySide();
   const router = emptySide();
@@ -416,7 +431,9 @@ function relayRequests(w: World): AutocannonRequest[] {
 }
 
 async function scenarioRelay(w: World, pids: Pids): Promise<void> {
-  log(`relay: free relay through /api/v1/router/proxy vs bare http-proxy-3, ${RELAY_CONNECTIONS} connections, GET/POST alternating`);
+  log(
+    `relay: free relay through /api/v1/router/proxy vs bare http-proxy-3, ${RELAY_CONNECTIONS} connections, GET/POST alternating`,
+  );
   const reqs = relayRequests(w);
   const side = (url: string) => async (s: number) => {
     const { value, cpu } = await withCpu(pids, () => cannon(url, reqs, s));
@@ -446,7 +463,9 @@ const header = (headers: Record<string, string | string[] | undefined>, name: st
 };
 
 async function scenarioPaid(w: World, pids: Pids): Promise<void> {
-  log(`paid: POST /api/v1/router/route vs the official @x402 client, ${PAID_CONCURRENCY} in flight, same @x402/express v2 merchant`);
+  log(
+    `paid: POST /api/v1/router/route vs the official @x402 client, ${PAID_CONCURRENCY} in flight, same @x402/express v2 merchant`,
+  );
   const proxyPool = new Pool(w.stack.proxyUrl, { connections: PAID_CONCURRENCY, keepAliveTimeout: 60_000 });
   const merchantPool = new Pool(w.merchant.url, { connections: PAID_CONCURRENCY, keepAliveTimeout: 60_000 });
   const paidUrl = `${w.merchant.url}/paid`;
@@ -459,7 +478,12 @@ async function scenarioPaid(w: World, pids: Pids): Promise<void> {
       path: '/api/v1/router/route',
       method: 'POST',
       headers: { authorization: `Bearer ${w.apiKey}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ requestId: `paid-${runId}-${n}`, delegationId: w.delegationId, url: paidUrl, method: 'GET' }),
+      body: JSON.stringify({
+        requestId: `paid-${runId}-${n}`,
+        delegationId: w.delegationId,
+        url: paidUrl,
+        method: 'GET',
+      }),
     });
     const text = await res.body.text();
     if (res.statusCode !== 200) throw new Error(`router ${res.statusCode}: ${text.slice(0, 300)}`);
@@ -478,7 +502,10 @@ async function scenarioPaid(w: World, pids: Pids): Promise<void> {
     if (pick === undefined) throw new Error('no requirements');
     return pick;
   };
-  const client = new x402Client(preferUsdc).register(NETWORK, new ExactEvmClientScheme(privateKeyToAccount(w.baselineKey)));
+  const client = new x402Client(preferUsdc).register(
+    NETWORK,
+    new ExactEvmClientScheme(privateKeyToAccount(w.baselineKey)),
+  );
   const http = new x402HTTPClient(client);
   const direct = async (): Promise<void> => {
     const first = await merchantPool.request({ path: '/paid', method: 'GET' });
@@ -492,9 +519,14 @@ async function scenarioPaid(w: World, pids: Pids): Promise<void> {
     }
     const required = http.getPaymentRequiredResponse((name) => header(first.headers, name), firstBody);
     const payload = await http.createPaymentPayload(required);
-    const paid = await merchantPool.request({ path: '/paid', method: 'GET', headers: http.encodePaymentSignatureHeader(payload) });
+    const paid = await merchantPool.request({
+      path: '/paid',
+      method: 'GET',
+      headers: http.encodePaymentSignatureHeader(payload),
+    });
     const paidText = await paid.body.text();
-    if (paid.statusCode !== 200) throw new Error(`merchant answered ${paid.statusCode} paid: ${paidText.slice(0, 300)}`);
+    if (paid.statusCode !== 200)
+      throw new Error(`merchant answered ${paid.statusCode} paid: ${paidText.slice(0, 300)}`);
     const result = await http.processPaymentResult(payload, (name) => header(paid.headers, name), paid.statusCode);
     if (result.settleResponse?.success !== true) throw new Error('no settlement receipt');
   };
@@ -533,14 +565,21 @@ async function scenarioPaid(w: World, pids: Pids): Promise<void> {
 }
 
 async function scenarioMint(w: World, pids: Pids): Promise<void> {
-  log(`mint: mode A POST /api/v1/router/payments, ${MINT_CONCURRENCY} in flight, vs signAuthorization (native) on one core`);
+  log(
+    `mint: mode A POST /api/v1/router/payments, ${MINT_CONCURRENCY} in flight, vs signAuthorization (native) on one core`,
+  );
   // The target is the merchant's own 402 (its PAYMENT-REQUIRED header), as an agent would pass it on.
   const probe = await fetch(`${w.merchant.url}/paid`);
   await probe.arrayBuffer();
   const requiredHeader = probe.headers.get('payment-required');
   if (probe.status !== 402 || requiredHeader === null) throw new Error(`merchant did not answer 402 (${probe.status})`);
   const required = JSON.parse(Buffer.from(requiredHeader, 'base64').toString('utf8')) as Record<string, unknown>;
-  const target = { x402Version: 2, accepts: required.accepts, resource: required.resource, extensions: required.extensions };
+  const target = {
+    x402Version: 2,
+    accepts: required.accepts,
+    resource: required.resource,
+    extensions: required.extensions,
+  };
 
   const pool = new Pool(w.stack.proxyUrl, { connections: MINT_CONCURRENCY, keepAliveTimeout: 60_000 });
   const runId = randomUUID().slice(0, 8);
@@ -763,10 +802,14 @@ async function main(): Promise<void> {
     const m1 = machineMs();
     return (m1.busy - m0.busy) / (m1.total - m0.total);
   })();
-  log(`machine busy before start: ${(100 * quiet).toFixed(0)}%${quiet > 0.2 ? ' — NOT QUIET: something else is running; the figures will be disturbed' : ''}`);
+  log(
+    `machine busy before start: ${(100 * quiet).toFixed(0)}%${quiet > 0.2 ? ' — NOT QUIET: something else is running; the figures will be disturbed' : ''}`,
+  );
   notes.push(`machine busy before start: ${(100 * quiet).toFixed(0)}%`);
   const { w, pids } = await setup();
-  log(`stack up: proxy ${w.stack.proxyUrl} (pid ${w.stack.pids.proxy}), admin pid ${w.stack.pids.admin}, upstream ${w.upstream.url}, merchant ${w.merchant.url}`);
+  log(
+    `stack up: proxy ${w.stack.proxyUrl} (pid ${w.stack.pids.proxy}), admin pid ${w.stack.pids.admin}, upstream ${w.upstream.url}, merchant ${w.merchant.url}`,
+  );
   try {
     if (ONLY.has('relay')) await scenarioRelay(w, pids);
     if (ONLY.has('paid')) await scenarioPaid(w, pids);

@@ -24,7 +24,12 @@ export interface ProxyDeps {
 }
 
 export function buildProxyHandler({ config, log, relay, auth, routes }: ProxyDeps) {
-  async function serveRouter(req: IncomingMessage, res: ServerResponse, target: RequestTarget, id: string): Promise<void> {
+  async function serveRouter(
+    req: IncomingMessage,
+    res: ServerResponse,
+    target: RequestTarget,
+    id: string,
+  ): Promise<void> {
     const principal = await auth.authenticate(req.headers.authorization);
     const path = target.pathname;
     const found = routes.match(req.method ?? 'GET', path);
@@ -55,7 +60,17 @@ export function buildProxyHandler({ config, log, relay, auth, routes }: ProxyDep
       const started = timed ? performance.now() : 0;
       serveRouter(req, res, target, id).then(
         () => {
-          if (timed) log.debug({ correlationId: id, method: req.method, path: target.pathname, status: res.statusCode, ms: performance.now() - started }, 'request');
+          if (timed)
+            log.debug(
+              {
+                correlationId: id,
+                method: req.method,
+                path: target.pathname,
+                status: res.statusCode,
+                ms: performance.now() - started,
+              },
+              'request',
+            );
         },
         (err: unknown) => {
           const appError = asAppError(err);

@@ -23,8 +23,18 @@ export const NETWORKS: Record<Config['ENVIRONMENT'], Network> = {
     chainId: 84532,
     name: 'base-sepolia',
     assets: [
-      { symbol: 'USDC', address: getAddress('0x036CbD53842c5426634e7929541eC2318f3dCF7e'), decimals: 6, eip712: { name: 'USDC', version: '2' } },
-      { symbol: 'EURC', address: getAddress('0x808456652fdb597867f38412077A9182bf77359F'), decimals: 6, eip712: { name: 'EURC', version: '2' } },
+      {
+        symbol: 'USDC',
+        address: getAddress('0x036CbD53842c5426634e7929541eC2318f3dCF7e'),
+        decimals: 6,
+        eip712: { name: 'USDC', version: '2' },
+      },
+      {
+        symbol: 'EURC',
+        address: getAddress('0x808456652fdb597867f38412077A9182bf77359F'),
+        decimals: 6,
+        eip712: { name: 'EURC', version: '2' },
+      },
     ],
   },
   live: {
@@ -32,8 +42,18 @@ export const NETWORKS: Record<Config['ENVIRONMENT'], Network> = {
     chainId: 8453,
     name: 'base',
     assets: [
-      { symbol: 'USDC', address: getAddress('0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913'), decimals: 6, eip712: { name: 'USD Coin', version: '2' } },
-      { symbol: 'EURC', address: getAddress('0x60a3E35Cc302bFA44Cb288Bc5a4F316Fdb1adb42'), decimals: 6, eip712: { name: 'EURC', version: '2' } },
+      {
+        symbol: 'USDC',
+        address: getAddress('0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913'),
+        decimals: 6,
+        eip712: { name: 'USD Coin', version: '2' },
+      },
+      {
+        symbol: 'EURC',
+        address: getAddress('0x60a3E35Cc302bFA44Cb288Bc5a4F316Fdb1adb42'),
+        decimals: 6,
+        eip712: { name: 'EURC', version: '2' },
+      },
     ],
   },
 };

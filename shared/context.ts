@@ -19,9 +19,15 @@ export async function createContext(
 ): Promise<ServiceContext> {
   const { key, generated } = resolveSecretsKey(config.SECRETS_KEY, config.dataDir);
   if (generated) {
-    log.warn({ dataDir: config.dataDir }, 'SECRETS_KEY is not set: using the generated key in DATA_DIR/secrets.key (sandbox only)');
+    log.warn(
+      { dataDir: config.dataDir },
+      'SECRETS_KEY is not set: using the generated key in DATA_DIR/secrets.key (sandbox only)',
+    );
   }
-  const db = await openDb(config.database, { walAutocheckpointPages: opts.walAutocheckpointPages, synchronous: config.SQLITE_SYNCHRONOUS });
+  const db = await openDb(config.database, {
+    walAutocheckpointPages: opts.walAutocheckpointPages,
+    synchronous: config.SQLITE_SYNCHRONOUS,
+  });
   if (opts.migrate === true) {
     const applied = await migrate(db);
     if (applied.length > 0) log.info({ applied }, 'migrations applied');

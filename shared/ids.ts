@@ -21,9 +21,22 @@ export function uuidv7(now: number = Date.now()): string {
   const hi = Math.floor(ms / 0x1_0000_0000) & 0xffff; // top 16 of the 48 bits
   const lo = ms >>> 0; // bottom 32 bits
   const b = [
-    hi >>> 8, hi & 0xff, lo >>> 24, (lo >>> 16) & 0xff, (lo >>> 8) & 0xff, lo & 0xff,
-    0x70 | ((r[0] ?? 0) & 0x0f), r[1] ?? 0, 0x80 | ((r[2] ?? 0) & 0x3f), r[3] ?? 0,
-    r[4] ?? 0, r[5] ?? 0, r[6] ?? 0, r[7] ?? 0, r[8] ?? 0, r[9] ?? 0,
+    hi >>> 8,
+    hi & 0xff,
+    lo >>> 24,
+    (lo >>> 16) & 0xff,
+    (lo >>> 8) & 0xff,
+    lo & 0xff,
+    0x70 | ((r[0] ?? 0) & 0x0f),
+    r[1] ?? 0,
+    0x80 | ((r[2] ?? 0) & 0x3f),
+    r[3] ?? 0,
+    r[4] ?? 0,
+    r[5] ?? 0,
+    r[6] ?? 0,
+    r[7] ?? 0,
+    r[8] ?? 0,
+    r[9] ?? 0,
   ].map((x) => HEX[x] ?? '00');
   return `${b[0]}${b[1]}${b[2]}${b[3]}-${b[4]}${b[5]}-${b[6]}${b[7]}-${b[8]}${b[9]}-${b[10]}${b[11]}${b[12]}${b[13]}${b[14]}${b[15]}`;
 }

@@ -29,7 +29,11 @@ async function world(s: Stack, credits = 10): Promise<World> {
   });
   await attachPlan(owner.api, agent.agentId, plan.planId);
   if (credits > 0) {
-    const m = await owner.api.post('/protocol/plans/mint', { planId: plan.planId, holderAddress: holder.walletAddress, amount: credits });
+    const m = await owner.api.post('/protocol/plans/mint', {
+      planId: plan.planId,
+      holderAddress: holder.walletAddress,
+      amount: credits,
+    });
     if (m.status !== 200) throw new Error(JSON.stringify(m.body));
   }
   return { s, owner, holder, plan, agent };
@@ -57,15 +61,17 @@ async function balanceOf(w: World): Promise<string> {
 async function ledger(w: World): Promise<{ kind: string; delta: bigint; reference: string }[]> {
   const rows: Record<string, any>[] = await w.s.ctx.db
     .em()
-    .execute('select kind, cast(delta as text) as delta, reference from credit_ledger where plan_id = ? and holder_address = ? order by created_at, kind', [
-      Number(w.plan.planId),
-      w.holder.walletAddress,
-    ]);
+    .execute(
+      'select kind, cast(delta as text) as delta, reference from credit_ledger where plan_id = ? and holder_address = ? order by created_at, kind',
+      [Number(w.plan.planId), w.holder.walletAddress],
+    );
   return rows.map((r) => ({ kind: r.kind, delta: BigInt(r.delta), reference: r.reference }));
 }
 
 async function burnedOf(s: Stack, agentRequestId: string): Promise<string> {
-  const r: Record<string, any>[] = await s.ctx.db.em().execute('select cast(burned as text) as b from agent_request where id = ?', [agentRequestId]);
+  const r: Record<string, any>[] = await s.ctx.db
+    .em()
+    .execute('select cast(burned as text) as b from agent_request where id = ?', [agentRequestId]);
   return r[0]?.b;
 }
 
@@ -77,7 +83,13 @@ forEachDb(({ stack, test }) => {
     t.deepEqual(Object.keys(r.body).sort(), ['accessToken', 'agentId', 'expiresAt', 'holderAddress', 'planId']);
     t.like(r.body, { planId: w.plan.planId, agentId: w.agent.agentId, holderAddress: w.holder.walletAddress });
     const claims = decodeJwt(r.body.accessToken);
-    t.like(claims, { planId: w.plan.planId, agentId: w.agent.agentId, holder: w.holder.walletAddress, sub: w.holder.walletAddress, aud: 'payroute:access' });
+    t.like(claims, {
+      planId: w.plan.planId,
+      agentId: w.agent.agentId,
+      holder: w.holder.walletAddress,
+      sub: w.holder.walletAddress,
+      aud: 'payroute:access',
+    });
     t.is(new Date((claims.exp ?? 0) * 1000).toISOString(), r.body.expiresAt);
     t.true(Math.abs((claims.exp ?? 0) - (claims.iat ?? 0) - 86_400) <= 1);
     // Verifies against the published key set.
@@ -104,7 +116,11 @@ forEachDb(({ stack, test }) => {
     }
     // A plan not attached to the agent.
     const lonely = await createPlan(w.owner.api);
-    await w.owner.api.post('/protocol/plans/mint', { planId: lonely.planId, holderAddress: w.holder.walletAddress, amount: 1 });
+    await w.owner.api.post('/protocol/plans/mint', {
+      planId: lonely.planId,
+      holderAddress: w.holder.walletAddress,
+      amount: 1,
+    });
     const na = await w.holder.api.get(`/protocol/token/${lonely.planId}/${w.agent.agentId}`);
     t.is(na.status, 404);
     t.is(na.body.code, 'BCK.PROTOCOL.0040');
@@ -190,21 +206,37 @@ forEachDb(({ stack, test }) => {
     const token = await tokenOf(w);
     // Another user cannot initialize on the agent, not even the token's holder.
     for (const u of [w.holder, await w.s.user()]) {
-      const r = await u.api.post(`/protocol/agents/initialize/${w.agent.agentId}`, { accessToken: token, endpoint: ASK, httpVerb: 'POST' });
+      const r = await u.api.post(`/protocol/agents/initialize/${w.agent.agentId}`, {
+        accessToken: token,
+        endpoint: ASK,
+        httpVerb: 'POST',
+      });
       t.is(r.status, 404);
       t.is(r.body.code, 'BCK.PROTOCOL.0004');
     }
     const signer = createTokenSigner(w.s.ctx);
     const claims = { planId: w.plan.planId, agentId: w.agent.agentId, holder: w.holder.walletAddress };
-    const expired = await signer.sign(claims, { audience: 'payroute:access', subject: w.holder.walletAddress, ttlSecs: -10 });
-    const proofAudience = await signer.sign(claims, { audience: 'payroute:proof', subject: w.holder.walletAddress, ttlSecs: 60 });
+    const expired = await signer.sign(claims, {
+      audience: 'payroute:access',
+      subject: w.holder.walletAddress,
+      ttlSecs: -10,
+    });
+    const proofAudience = await signer.sign(claims, {
+      audience: 'payroute:proof',
+      subject: w.holder.walletAddress,
+      ttlSecs: 60,
+    });
     const flipped = `${token.slice(0, -3)}${token.slice(-3) === 'AAA' ? 'BBB' : 'AAA'}`;
     // A token of the same owner's other agent (the plan is attached to both).
     const other = await createAgent(w.owner.api);
     await attachPlan(w.owner.api, other.agentId, w.plan.planId);
     const otherToken = (await w.holder.api.get(`/protocol/token/${w.plan.planId}/${other.agentId}`)).body.accessToken;
     for (const accessToken of ['garbage', expired, proofAudience, flipped, otherToken]) {
-      const r = await w.owner.api.post(`/protocol/agents/initialize/${w.agent.agentId}`, { accessToken, endpoint: ASK, httpVerb: 'POST' });
+      const r = await w.owner.api.post(`/protocol/agents/initialize/${w.agent.agentId}`, {
+        accessToken,
+        endpoint: ASK,
+        httpVerb: 'POST',
+      });
       t.is(r.status, 401, accessToken.slice(0, 20));
       t.is(r.body.code, 'BCK.PROTOCOL.0021');
     }
@@ -214,7 +246,11 @@ forEachDb(({ stack, test }) => {
     t.is(short.body.code, 'BCK.CREDITS.0003');
     // Detaching the plan ends the access its tokens gave.
     await w.owner.api.del(`/protocol/agents/${w.agent.agentId}/plan/${w.plan.planId}`);
-    const detached = await w.owner.api.post(`/protocol/agents/initialize/${w.agent.agentId}`, { accessToken: token, endpoint: ASK, httpVerb: 'POST' });
+    const detached = await w.owner.api.post(`/protocol/agents/initialize/${w.agent.agentId}`, {
+      accessToken: token,
+      endpoint: ASK,
+      httpVerb: 'POST',
+    });
     t.is(detached.status, 404);
     t.is(detached.body.code, 'BCK.PROTOCOL.0040');
   });
@@ -227,7 +263,11 @@ forEachDb(({ stack, test }) => {
     t.is(over.status, 400);
     t.is(over.body.code, 'BCK.PROTOCOL.0025');
 
-    const r = await w.owner.api.post('/protocol/plans/redeem', { ...body, amount: '3', holderAddress: w.holder.walletAddress.toLowerCase() });
+    const r = await w.owner.api.post('/protocol/plans/redeem', {
+      ...body,
+      amount: '3',
+      holderAddress: w.holder.walletAddress.toLowerCase(),
+    });
     t.is(r.status, 200, JSON.stringify(r.body));
     t.deepEqual(r.body, { success: true, agentRequestId: i.body.agentRequestId, creditsRedeemed: '3', balance: '7' });
     t.is(await burnedOf(w.s, i.body.agentRequestId), '3');
@@ -237,7 +277,10 @@ forEachDb(({ stack, test }) => {
     t.is(await balanceOf(w), '7');
     t.deepEqual(
       (await ledger(w)).map((l) => [l.kind, l.delta]),
-      [['mint', 10n], ['redeem', -3n]],
+      [
+        ['mint', 10n],
+        ['redeem', -3n],
+      ],
     );
     t.is((await ledger(w)).find((l) => l.kind === 'redeem')?.reference, i.body.agentRequestId);
 
@@ -246,7 +289,13 @@ forEachDb(({ stack, test }) => {
     const signer = createTokenSigner(w.s.ctx);
     const claims = decodeJwt(j.body.proof);
     const expired = await signer.sign(
-      { planId: claims.planId, holder: claims.holder, agentId: claims.agentId, agentRequestId: claims.agentRequestId, maxCredits: claims.maxCredits },
+      {
+        planId: claims.planId,
+        holder: claims.holder,
+        agentId: claims.agentId,
+        agentRequestId: claims.agentRequestId,
+        maxCredits: claims.maxCredits,
+      },
       { audience: 'payroute:proof', ttlSecs: -5 },
     );
     const other = await w.s.user();
@@ -259,7 +308,13 @@ forEachDb(({ stack, test }) => {
       { holderAddress: other.walletAddress },
     ];
     for (const patch of badOnes) {
-      const x = await w.owner.api.post('/protocol/plans/redeem', { planId: w.plan.planId, holderAddress: w.holder.walletAddress, amount: 1, proof: j.body.proof, ...patch });
+      const x = await w.owner.api.post('/protocol/plans/redeem', {
+        planId: w.plan.planId,
+        holderAddress: w.holder.walletAddress,
+        amount: 1,
+        proof: j.body.proof,
+        ...patch,
+      });
       t.is(x.status, 400, JSON.stringify(patch).slice(0, 60));
       t.is(x.body.code, 'BCK.PROTOCOL.0022');
     }
@@ -272,7 +327,12 @@ forEachDb(({ stack, test }) => {
     const a = await init(w, { maxCredits: 4 });
     const b = await init(w, { maxCredits: 4 });
     const redeem = (proof: string, amount: number, who = w.owner) =>
-      who.api.post('/protocol/plans/redeem', { planId: w.plan.planId, holderAddress: w.holder.walletAddress, amount, proof });
+      who.api.post('/protocol/plans/redeem', {
+        planId: w.plan.planId,
+        holderAddress: w.holder.walletAddress,
+        amount,
+        proof,
+      });
     // Neither the holder nor a stranger may redeem the agent owner's proof.
     for (const u of [w.holder, await w.s.user()]) {
       const x = await redeem(a.body.proof, 1, u);
@@ -284,14 +344,19 @@ forEachDb(({ stack, test }) => {
     t.is(short.status, 402);
     t.is(short.body.code, 'BCK.CREDITS.0003');
     t.is(await burnedOf(w.s, b.body.agentRequestId), '0');
-    const burns: Record<string, any>[] = await w.s.ctx.db.em().execute('select count(*) as n from credit_burn where agent_request_id = ?', [b.body.agentRequestId]);
+    const burns: Record<string, any>[] = await w.s.ctx.db
+      .em()
+      .execute('select count(*) as n from credit_burn where agent_request_id = ?', [b.body.agentRequestId]);
     t.is(Number(burns[0]?.n), 0);
     t.is(await balanceOf(w), '1');
     // The refused redeem left the request usable: a smaller amount goes through.
     const one = await redeem(b.body.proof, 1);
     t.is(one.status, 200);
     t.is(one.body.balance, '0');
-    t.is((await ledger(w)).reduce((s, l) => s + l.delta, 0n), 0n);
+    t.is(
+      (await ledger(w)).reduce((s, l) => s + l.delta, 0n),
+      0n,
+    );
   });
 
   test('unlisted plan: order refused with 403 BCK.PROTOCOL.0062, an existing subscriber keeps spending', async (t) => {
@@ -302,16 +367,29 @@ forEachDb(({ stack, test }) => {
     t.is(order.status, 403);
     t.is(order.body.code, 'BCK.PROTOCOL.0062');
     // A proof from before unlisting still redeems.
-    const r1 = await w.owner.api.post('/protocol/plans/redeem', { planId: w.plan.planId, holderAddress: w.holder.walletAddress, amount: 2, proof: before.body.proof });
+    const r1 = await w.owner.api.post('/protocol/plans/redeem', {
+      planId: w.plan.planId,
+      holderAddress: w.holder.walletAddress,
+      amount: 2,
+      proof: before.body.proof,
+    });
     t.is(r1.status, 200);
     t.is(r1.body.balance, '4');
     // And a new token/initialize/redeem cycle works after unlisting.
     const after = await init(w, { maxCredits: 3 });
     t.is(after.status, 200);
-    const r2 = await w.owner.api.post('/protocol/plans/redeem', { planId: w.plan.planId, holderAddress: w.holder.walletAddress, amount: 3, proof: after.body.proof });
+    const r2 = await w.owner.api.post('/protocol/plans/redeem', {
+      planId: w.plan.planId,
+      holderAddress: w.holder.walletAddress,
+      amount: 3,
+      proof: after.body.proof,
+    });
     t.is(r2.status, 200);
     t.is(r2.body.balance, '1');
-    const sub = await w.owner.api.post('/protocol/agent-sub-tasks', { agentRequestId: after.body.agentRequestId, creditsToRedeem: 1 });
+    const sub = await w.owner.api.post('/protocol/agent-sub-tasks', {
+      agentRequestId: after.body.agentRequestId,
+      creditsToRedeem: 1,
+    });
     t.is(sub.status, 400, 'maxCredits already used by the redeem');
     t.is(sub.body.code, 'BCK.PROTOCOL.0025');
   });
@@ -320,7 +398,8 @@ forEachDb(({ stack, test }) => {
     const w = await world(stack());
     const i = await init(w, { maxCredits: 5 });
     const id = i.body.agentRequestId;
-    const sub = (body: Record<string, unknown>, who = w.owner) => who.api.post('/protocol/agent-sub-tasks', { agentRequestId: id, ...body });
+    const sub = (body: Record<string, unknown>, who = w.owner) =>
+      who.api.post('/protocol/agent-sub-tasks', { agentRequestId: id, ...body });
 
     const a = await sub({ creditsToRedeem: 2, tag: 'search', description: 'searched the web', status: 'Success' });
     t.is(a.status, 200, JSON.stringify(a.body));
@@ -341,13 +420,21 @@ forEachDb(({ stack, test }) => {
     t.is(retry.body.balance, '5');
     t.is(await burnedOf(w.s, id), '5');
     // The redeem shares the same limit.
-    const red = await w.owner.api.post('/protocol/plans/redeem', { planId: w.plan.planId, holderAddress: w.holder.walletAddress, amount: 1, proof: i.body.proof });
+    const red = await w.owner.api.post('/protocol/plans/redeem', {
+      planId: w.plan.planId,
+      holderAddress: w.holder.walletAddress,
+      amount: 1,
+      proof: i.body.proof,
+    });
     t.is(red.status, 400);
     t.is(red.body.code, 'BCK.PROTOCOL.0025');
 
     const rows: Record<string, any>[] = await w.s.ctx.db
       .em()
-      .execute('select burn_key, tag, description, status, cast(amount as text) as amount from credit_burn where agent_request_id = ? order by burn_key', [id]);
+      .execute(
+        'select burn_key, tag, description, status, cast(amount as text) as amount from credit_burn where agent_request_id = ? order by burn_key',
+        [id],
+      );
     t.deepEqual(
       rows.map((r) => [r.burn_key, r.tag, r.description, r.status, r.amount]),
       [
@@ -357,18 +444,35 @@ forEachDb(({ stack, test }) => {
       ],
     );
     const l = await ledger(w);
-    t.deepEqual(l.filter((x) => x.kind === 'subtask').map((x) => x.delta).sort(), [-1n, -2n, -2n]);
-    t.is(l.reduce((s, x) => s + x.delta, 0n), 5n);
+    t.deepEqual(
+      l
+        .filter((x) => x.kind === 'subtask')
+        .map((x) => x.delta)
+        .sort(),
+      [-1n, -2n, -2n],
+    );
+    t.is(
+      l.reduce((s, x) => s + x.delta, 0n),
+      5n,
+    );
     t.is(await balanceOf(w), '5');
 
     // Unknown request, another owner's request: the same 404.
-    const unknown = await w.owner.api.post('/protocol/agent-sub-tasks', { agentRequestId: '00000000-0000-4000-8000-000000000000', creditsToRedeem: 1 });
+    const unknown = await w.owner.api.post('/protocol/agent-sub-tasks', {
+      agentRequestId: '00000000-0000-4000-8000-000000000000',
+      creditsToRedeem: 1,
+    });
     t.is(unknown.status, 404);
     t.is(unknown.body.code, 'BCK.PROTOCOL.0024');
     const foreign = await sub({ creditsToRedeem: 1, tag: 'x' }, w.holder);
     t.is(foreign.status, 404);
     t.is(foreign.body.code, 'BCK.PROTOCOL.0024');
-    for (const body of [{}, { agentRequestId: id }, { agentRequestId: id, creditsToRedeem: 0 }, { agentRequestId: id, creditsToRedeem: 1, tag: '' }]) {
+    for (const body of [
+      {},
+      { agentRequestId: id },
+      { agentRequestId: id, creditsToRedeem: 0 },
+      { agentRequestId: id, creditsToRedeem: 1, tag: '' },
+    ]) {
       const x = await w.owner.api.post('/protocol/agent-sub-tasks', body);
       t.is(x.status, 400, JSON.stringify(body));
     }
@@ -378,13 +482,33 @@ forEachDb(({ stack, test }) => {
     const w = await world(stack(), 2);
     const i = await init(w, { maxCredits: 2 });
     const j = await init(w, { maxCredits: 2 });
-    t.is((await w.owner.api.post('/protocol/agent-sub-tasks', { agentRequestId: j.body.agentRequestId, creditsToRedeem: 2 })).status, 200);
-    const x = await w.owner.api.post('/protocol/agent-sub-tasks', { agentRequestId: i.body.agentRequestId, creditsToRedeem: 1, tag: 't' });
+    t.is(
+      (
+        await w.owner.api.post('/protocol/agent-sub-tasks', {
+          agentRequestId: j.body.agentRequestId,
+          creditsToRedeem: 2,
+        })
+      ).status,
+      200,
+    );
+    const x = await w.owner.api.post('/protocol/agent-sub-tasks', {
+      agentRequestId: i.body.agentRequestId,
+      creditsToRedeem: 1,
+      tag: 't',
+    });
     t.is(x.status, 402);
     t.is(x.body.code, 'BCK.CREDITS.0003');
     t.is(await burnedOf(w.s, i.body.agentRequestId), '0');
-    await w.owner.api.post('/protocol/plans/mint', { planId: w.plan.planId, holderAddress: w.holder.walletAddress, amount: 1 });
-    const y = await w.owner.api.post('/protocol/agent-sub-tasks', { agentRequestId: i.body.agentRequestId, creditsToRedeem: 1, tag: 't' });
+    await w.owner.api.post('/protocol/plans/mint', {
+      planId: w.plan.planId,
+      holderAddress: w.holder.walletAddress,
+      amount: 1,
+    });
+    const y = await w.owner.api.post('/protocol/agent-sub-tasks', {
+      agentRequestId: i.body.agentRequestId,
+      creditsToRedeem: 1,
+      tag: 't',
+    });
     t.is(y.status, 200);
     t.is(y.body.duplicate, undefined);
     t.is(y.body.balance, '0');

@@ -30,11 +30,15 @@ const nearMiss = fc.oneof(
   validAddress.map((a) => a.replace('0x', '0X')),
   validAddress.map((a) => a.slice(2)),
   fc
-    .tuple(validAddress, fc.nat({ max: 41 }), fc.constantFrom('g', 'G', ' ', '\n', '\u0000', 'x', '\u0661', '\uff10', 'é'))
+    .tuple(
+      validAddress,
+      fc.nat({ max: 41 }),
+      fc.constantFrom('g', 'G', ' ', '\n', '\u0000', 'x', '\u0661', '\uff10', 'é'),
+    )
     .map(([a, i, c]) => a.slice(0, i) + c + a.slice(i + 1)),
-  fc.tuple(fc.constantFrom(' ', '\n', '\t', ''), validAddress, fc.constantFrom(' ', '\n', '\t', '00')).map(
-    ([a, b, c]) => `${a}${b}${c}`,
-  ),
+  fc
+    .tuple(fc.constantFrom(' ', '\n', '\t', ''), validAddress, fc.constantFrom(' ', '\n', '\t', '00'))
+    .map(([a, b, c]) => `${a}${b}${c}`),
 );
 const anyInput = fc.oneof(fc.anything(), fc.string(), fc.string({ unit: 'binary' }), validAddress, nearMiss);
 

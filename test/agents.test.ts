@@ -4,7 +4,16 @@ import { forEachDb } from './support/matrix.js';
 import { agentBody, attachPlan, createAgent, createPlan, planBody } from './support/registry-builders.js';
 
 const AGENT_KEYS = [
-  'agentDefinitionUrl', 'agentId', 'createdAt', 'description', 'endpoints', 'isOwner', 'listed', 'name', 'tags', 'updatedAt',
+  'agentDefinitionUrl',
+  'agentId',
+  'createdAt',
+  'description',
+  'endpoints',
+  'isOwner',
+  'listed',
+  'name',
+  'tags',
+  'updatedAt',
 ];
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
@@ -79,7 +88,10 @@ forEachDb(({ stack, test }) => {
       ['endpoint with a leading space', agentBody({ endpoints: ep(' https://a.example/x') })],
       ['endpoint URL not a string', agentBody({ endpoints: [{ GET: 5 }] })],
       ['endpoint URL too long', agentBody({ endpoints: ep(`https://a.example/${'x'.repeat(2048)}`) })],
-      ['too many endpoints', agentBody({ endpoints: Array.from({ length: 51 }, (_, i) => ({ GET: `https://a.example/${i}` })) })],
+      [
+        'too many endpoints',
+        agentBody({ endpoints: Array.from({ length: 51 }, (_, i) => ({ GET: `https://a.example/${i}` })) }),
+      ],
       ['missing agentDefinitionUrl', agentBody({ agentDefinitionUrl: undefined })],
       ['javascript: definition URL', agentBody({ agentDefinitionUrl: 'javascript:alert(1)' })],
       ['definition URL not a URL', agentBody({ agentDefinitionUrl: 'not a url' })],
@@ -89,7 +101,7 @@ forEachDb(({ stack, test }) => {
     t.is(list.body.total, 0, 'nothing was created');
   });
 
-  test('GET /protocol/agents lists only the caller\'s agents, paged and sorted', async (t) => {
+  test("GET /protocol/agents lists only the caller's agents, paged and sorted", async (t) => {
     const a = await stack().user();
     const b = await stack().user();
     const names = ['charlie', 'alpha', 'delta', 'bravo', 'echo'];
@@ -102,17 +114,29 @@ forEachDb(({ stack, test }) => {
     t.deepEqual(Object.keys(def.body).sort(), ['agents', 'offset', 'page', 'total']);
     t.like(def.body, { total: 5, page: 1, offset: 10 });
     // Default: newest first.
-    t.deepEqual(def.body.agents.map((x: any) => x.agentId), created.map((c) => c.agentId).reverse());
+    t.deepEqual(
+      def.body.agents.map((x: any) => x.agentId),
+      created.map((c) => c.agentId).reverse(),
+    );
     for (const x of def.body.agents) t.deepEqual(Object.keys(x).sort(), AGENT_KEYS);
 
     const asc = await a.api.get('/protocol/agents?sortOrder=asc&offset=2&page=2');
     t.like(asc.body, { total: 5, page: 2, offset: 2 });
-    t.deepEqual(asc.body.agents.map((x: any) => x.name), ['delta', 'bravo']);
+    t.deepEqual(
+      asc.body.agents.map((x: any) => x.name),
+      ['delta', 'bravo'],
+    );
 
     const byName = await a.api.get('/protocol/agents?sortBy=name&sortOrder=asc');
-    t.deepEqual(byName.body.agents.map((x: any) => x.name), [...names].sort());
+    t.deepEqual(
+      byName.body.agents.map((x: any) => x.name),
+      [...names].sort(),
+    );
     const byNameDesc = await a.api.get('/protocol/agents?sortBy=name&offset=2&page=3');
-    t.deepEqual(byNameDesc.body.agents.map((x: any) => x.name), ['alpha']);
+    t.deepEqual(
+      byNameDesc.body.agents.map((x: any) => x.name),
+      ['alpha'],
+    );
     const past = await a.api.get('/protocol/agents?page=9');
     t.like(past.body, { total: 5, page: 9, agents: [] });
 
@@ -120,12 +144,21 @@ forEachDb(({ stack, test }) => {
     t.is(other.body.total, 1);
     t.is(other.body.agents[0].name, 'not-mine');
 
-    for (const q of ['page=0', 'page=-1', 'page=x', 'offset=0', 'offset=101', 'offset=1.5', 'sortBy=ownerId', 'sortOrder=up']) {
+    for (const q of [
+      'page=0',
+      'page=-1',
+      'page=x',
+      'offset=0',
+      'offset=101',
+      'offset=1.5',
+      'sortBy=ownerId',
+      'sortOrder=up',
+    ]) {
       is400(t, await a.api.get(`/protocol/agents?${q}`), q);
     }
   });
 
-  test('GET /protocol/agents/{agentId}: listed or own; another user\'s unlisted agent is 404', async (t) => {
+  test("GET /protocol/agents/{agentId}: listed or own; another user's unlisted agent is 404", async (t) => {
     const a = await stack().user();
     const b = await stack().user();
     const agent = await createAgent(a.api);
@@ -137,13 +170,20 @@ forEachDb(({ stack, test }) => {
 
     const own = await a.api.get(`/protocol/agents/${agent.agentId}`);
     t.is(own.status, 200);
-    t.deepEqual(own.body.plans.map((p: any) => p.planId), [listedPlan.planId, hiddenPlan.planId]);
+    t.deepEqual(
+      own.body.plans.map((p: any) => p.planId),
+      [listedPlan.planId, hiddenPlan.planId],
+    );
     t.true(own.body.plans[0].isOwner);
 
     const seen = await b.api.get(`/protocol/agents/${agent.agentId}`);
     t.is(seen.status, 200);
     t.false(seen.body.isOwner);
-    t.deepEqual(seen.body.plans.map((p: any) => p.planId), [listedPlan.planId], 'only listed plans for others');
+    t.deepEqual(
+      seen.body.plans.map((p: any) => p.planId),
+      [listedPlan.planId],
+      'only listed plans for others',
+    );
     t.false(seen.body.plans[0].isOwner);
     // Encoded colons name the same agent.
     t.is((await b.api.get(`/protocol/agents/${encodeURIComponent(agent.agentId)}`)).status, 200);
@@ -154,7 +194,13 @@ forEachDb(({ stack, test }) => {
     t.is(stillOwn.status, 200);
     t.false(stillOwn.body.listed);
 
-    for (const id of ['did:payroute:sandbox:00000000000000000000000000000000', 'nope', `did:${'x'.repeat(300)}`, '%00', "' or 1=1 --"]) {
+    for (const id of [
+      'did:payroute:sandbox:00000000000000000000000000000000',
+      'nope',
+      `did:${'x'.repeat(300)}`,
+      '%00',
+      "' or 1=1 --",
+    ]) {
       is404(t, await a.api.get(`/protocol/agents/${encodeURIComponent(id)}`), 'BCK.PROTOCOL.0004', id.slice(0, 40));
     }
   });
@@ -176,7 +222,9 @@ forEachDb(({ stack, test }) => {
     t.is(after.createdAt, agent.createdAt);
     t.true(after.updatedAt >= agent.updatedAt);
 
-    const endpoints = [{ PUT: 'http://agent.example.com:8080/v2/items/:id', DELETE: 'http://agent.example.com:8080/v2/items/:id' }];
+    const endpoints = [
+      { PUT: 'http://agent.example.com:8080/v2/items/:id', DELETE: 'http://agent.example.com:8080/v2/items/:id' },
+    ];
     t.is((await a.api.put(path, { endpoints, agentDefinitionUrl: 'https://x.example/def.json' })).status, 200);
     const again = (await a.api.get(path)).body;
     t.deepEqual(again.endpoints, endpoints);
@@ -194,7 +242,12 @@ forEachDb(({ stack, test }) => {
     for (const [label, body] of bad) is400(t, await a.api.put(path, body), label);
 
     is404(t, await b.api.put(path, { name: 'hijack' }), 'BCK.PROTOCOL.0004', 'not owner');
-    is404(t, await a.api.put('/protocol/agents/did:payroute:sandbox:ffffffffffffffffffffffffffffffff', { name: 'x' }), 'BCK.PROTOCOL.0004', 'unknown');
+    is404(
+      t,
+      await a.api.put('/protocol/agents/did:payroute:sandbox:ffffffffffffffffffffffffffffffff', { name: 'x' }),
+      'BCK.PROTOCOL.0004',
+      'unknown',
+    );
     t.is((await a.api.get(path)).body.name, 'Renamed', 'not changed by the refused calls');
   });
 
@@ -225,31 +278,51 @@ forEachDb(({ stack, test }) => {
     const link = (agentId: string, planId: string) => `/protocol/agents/${agentId}/plan/${planId}`;
 
     t.deepEqual((await a.api.post(link(agent.agentId, plan.planId))).body, { success: true });
-    t.deepEqual((await a.api.post(link(agent.agentId, plan.planId))).body, { success: true }, 'attaching twice is fine');
+    t.deepEqual(
+      (await a.api.post(link(agent.agentId, plan.planId))).body,
+      { success: true },
+      'attaching twice is fine',
+    );
     await attachPlan(a.api, agent.agentId, plan2.planId);
-    t.deepEqual((await a.api.get(`/protocol/agents/${agent.agentId}`)).body.plans.map((p: any) => p.planId), [plan.planId, plan2.planId]);
+    t.deepEqual(
+      (await a.api.get(`/protocol/agents/${agent.agentId}`)).body.plans.map((p: any) => p.planId),
+      [plan.planId, plan2.planId],
+    );
 
-    is404(t, await a.api.post(link(agent.agentId, bPlan.planId)), 'BCK.PROTOCOL.0003', 'someone else\'s plan');
-    is404(t, await b.api.post(link(agent.agentId, bPlan.planId)), 'BCK.PROTOCOL.0004', 'someone else\'s agent');
+    is404(t, await a.api.post(link(agent.agentId, bPlan.planId)), 'BCK.PROTOCOL.0003', "someone else's plan");
+    is404(t, await b.api.post(link(agent.agentId, bPlan.planId)), 'BCK.PROTOCOL.0004', "someone else's agent");
     is404(t, await a.api.post(link(bAgent.agentId, plan.planId)), 'BCK.PROTOCOL.0004', 'agent of another user');
     for (const planId of ['999999', '0', 'abc', '1.5', '-1', '99999999999999999999', '2147483648']) {
       is404(t, await a.api.post(link(agent.agentId, planId)), 'BCK.PROTOCOL.0003', `planId ${planId}`);
     }
-    is404(t, await a.api.post(link('did:payroute:sandbox:00000000000000000000000000000000', plan.planId)), 'BCK.PROTOCOL.0004', 'unknown agent');
+    is404(
+      t,
+      await a.api.post(link('did:payroute:sandbox:00000000000000000000000000000000', plan.planId)),
+      'BCK.PROTOCOL.0004',
+      'unknown agent',
+    );
 
     is404(t, await b.api.del(link(agent.agentId, plan.planId)), 'BCK.PROTOCOL.0004', 'detach by another user');
     t.deepEqual((await a.api.del(link(agent.agentId, plan.planId))).body, { success: true });
     is404(t, await a.api.del(link(agent.agentId, plan.planId)), 'BCK.PROTOCOL.0040', 'not attached any more');
-    is404(t, await a.api.del(link(agent.agentId, bPlan.planId)), 'BCK.PROTOCOL.0003', 'detach someone else\'s plan');
-    t.deepEqual((await a.api.get(`/protocol/agents/${agent.agentId}`)).body.plans.map((p: any) => p.planId), [plan2.planId]);
+    is404(t, await a.api.del(link(agent.agentId, bPlan.planId)), 'BCK.PROTOCOL.0003', "detach someone else's plan");
+    t.deepEqual(
+      (await a.api.get(`/protocol/agents/${agent.agentId}`)).body.plans.map((p: any) => p.planId),
+      [plan2.planId],
+    );
   });
 
   test('concurrent attaches of the same pair all succeed and leave one link', async (t) => {
     const a = await stack().user();
     const agent = await createAgent(a.api);
     const plan = await createPlan(a.api);
-    const rs = await Promise.all(Array.from({ length: 8 }, () => a.api.post(`/protocol/agents/${agent.agentId}/plan/${plan.planId}`)));
-    t.deepEqual(rs.map((r) => r.status), Array(8).fill(200));
+    const rs = await Promise.all(
+      Array.from({ length: 8 }, () => a.api.post(`/protocol/agents/${agent.agentId}/plan/${plan.planId}`)),
+    );
+    t.deepEqual(
+      rs.map((r) => r.status),
+      Array(8).fill(200),
+    );
     t.is((await a.api.get(`/protocol/agents/${agent.agentId}/plans`)).body.total, 1);
   });
 
@@ -271,15 +344,24 @@ forEachDb(({ stack, test }) => {
     t.is(all.status, 200);
     t.deepEqual(Object.keys(all.body).sort(), ['offset', 'page', 'plans', 'total']);
     t.like(all.body, { total: 3, page: 1, offset: 10 });
-    t.deepEqual(all.body.plans.map((p: any) => p.planId), [p2, p1, p0]);
+    t.deepEqual(
+      all.body.plans.map((p: any) => p.planId),
+      [p2, p1, p0],
+    );
     const second = await a.api.get(`${path}?page=2&offset=2`);
     t.like(second.body, { total: 3, page: 2, offset: 2 });
-    t.deepEqual(second.body.plans.map((p: any) => p.planId), [p0]);
+    t.deepEqual(
+      second.body.plans.map((p: any) => p.planId),
+      [p0],
+    );
 
     await a.api.put(`/protocol/plans/${p1}/list/false`);
     const others = await b.api.get(path);
     t.is(others.body.total, 2);
-    t.deepEqual(others.body.plans.map((p: any) => p.planId), [p2, p0]);
+    t.deepEqual(
+      others.body.plans.map((p: any) => p.planId),
+      [p2, p0],
+    );
     t.is((await a.api.get(path)).body.total, 3, 'the owner still sees the unlisted plan');
 
     is400(t, await a.api.get(`${path}?offset=1000`), 'offset too large');
@@ -312,7 +394,10 @@ forEachDb(({ stack, test }) => {
 
     const got = await b.api.get(`/protocol/agents/${r.body.agentId}`);
     t.is(got.status, 200);
-    t.deepEqual(got.body.plans.map((p: any) => p.planId), [r.body.planId]);
+    t.deepEqual(
+      got.body.plans.map((p: any) => p.planId),
+      [r.body.planId],
+    );
     t.deepEqual((await a.api.get(`/protocol/plans/${r.body.planId}`)).body, r.body.plan);
     const withoutLimit = await a.api.post('/protocol/agents/plans', { ...body, accessLimit: undefined });
     t.is(withoutLimit.body.plan?.accessLimit, 'credits', 'accessLimit defaults to credits');
@@ -320,7 +405,7 @@ forEachDb(({ stack, test }) => {
     const bad: [string, unknown][] = [
       ['missing agentApi', { ...body, agentApi: undefined }],
       ['bad endpoints', { ...body, agentApi: { ...body.agentApi, endpoints: [{ GET: 'nope' }] } }],
-      ['bad price', { ...body, priceConfig: { ...plan.priceConfig as object, amounts: ['-1'] } }],
+      ['bad price', { ...body, priceConfig: { ...(plan.priceConfig as object), amounts: ['-1'] } }],
       ['bad credits', { ...body, creditsConfig: { creditsType: 'FIXED', amount: '0', minAmount: '0' } }],
       ['bad accessLimit', { ...body, accessLimit: 'time' }],
       ['planMetadata not an object', { ...body, planMetadata: 'x' }],

@@ -65,7 +65,10 @@ function runCli(args: string[], env: Record<string, string>): Promise<CliResult>
 }
 
 /** stdout is one line, one JSON object (not an array, not a log line), newline-terminated. */
-function exactlyOneJsonObject(t: { true(v: boolean, m?: string): void; is(a: unknown, b: unknown, m?: string): void }, r: CliResult): void {
+function exactlyOneJsonObject(
+  t: { true(v: boolean, m?: string): void; is(a: unknown, b: unknown, m?: string): void },
+  r: CliResult,
+): void {
   t.true(r.stdout.endsWith('\n'), `stdout ends with a newline: ${JSON.stringify(r.stdout)}\nstderr: ${r.stderr}`);
   t.is(r.stdout.trimEnd().split('\n').length, 1, `one line on stdout: ${JSON.stringify(r.stdout)}`);
   const parsed: unknown = JSON.parse(r.stdout);
@@ -113,7 +116,12 @@ test('unknown commands, leftover words and unknown options: one JSON error with 
 });
 
 test('a bad configuration is one JSON error listing every problem, exit 2', async (t) => {
-  const env: Record<string, string> = { ...noDbEnv(), ENVIRONMENT: 'staging', ADMIN_PORT: 'abc', DATABASE_URL: 'mysql://x' };
+  const env: Record<string, string> = {
+    ...noDbEnv(),
+    ENVIRONMENT: 'staging',
+    ADMIN_PORT: 'abc',
+    DATABASE_URL: 'mysql://x',
+  };
   try {
     const r = await runCli(['users', 'create', '--email', 'a@example.test'], env);
     refused(t, r);
@@ -135,7 +143,10 @@ test('every docsUrl anchor is a heading of docs/errors.md', (t) => {
   const doc = readFileSync(ERROR_DOCS_PATH, 'utf8');
   // GitHub's heading slug: lowercase, punctuation other than `-` and `_` removed, spaces to `-`.
   const slugs = [...doc.matchAll(/^#{1,6} (.+)$/gm)].map((m) =>
-    (m[1] ?? '').toLowerCase().replace(/[^a-z0-9 _-]/g, '').replace(/ /g, '-'),
+    (m[1] ?? '')
+      .toLowerCase()
+      .replace(/[^a-z0-9 _-]/g, '')
+      .replace(/ /g, '-'),
   );
   for (const code of Object.keys(catalogue) as (keyof typeof catalogue)[]) {
     const url = new URL(toEnvelope(new AppError(code), 'c', 'https://example.test/docs/errors.md').docsUrl);
@@ -187,49 +198,52 @@ for (const kind of DB_KINDS) {
   // Checks that do not depend on the database run once, on SQLite.
   const once = kind === 'sqlite' ? register : undefined;
 
-  register(title('users create prints the user, a checksummed wallet and a sandbox key; keys are stored hashed'), async (t) => {
-    const address = email('Create');
-    const r = await runCli(['users', 'create', '--email', address], env);
-    exactlyOneJsonObject(t, r);
-    t.is(r.code, 0, r.stderr);
-    t.deepEqual(Object.keys(r.json).sort(), ['apiKey', 'apiKeyId', 'email', 'userId', 'walletAddress']);
-    t.regex(r.json.userId, /^[0-9a-f-]{36}$/);
-    t.is(r.json.email, address.toLowerCase());
-    t.is(r.json.walletAddress, getAddress(r.json.walletAddress));
-    t.regex(r.json.apiKey, /^sandbox:[A-Za-z0-9_-]{40,}$/);
-    t.regex(r.json.apiKeyId, /^[0-9a-f-]{36}$/);
-    // The key works, for this user.
-    const principal = await createAuthenticator(context()).authenticate(`Bearer ${r.json.apiKey}`);
-    t.is(principal.userId, r.json.userId);
-    t.is(principal.walletAddress, r.json.walletAddress);
+  register(
+    title('users create prints the user, a checksummed wallet and a sandbox key; keys are stored hashed'),
+    async (t) => {
+      const address = email('Create');
+      const r = await runCli(['users', 'create', '--email', address], env);
+      exactlyOneJsonObject(t, r);
+      t.is(r.code, 0, r.stderr);
+      t.deepEqual(Object.keys(r.json).sort(), ['apiKey', 'apiKeyId', 'email', 'userId', 'walletAddress']);
+      t.regex(r.json.userId, /^[0-9a-f-]{36}$/);
+      t.is(r.json.email, address.toLowerCase());
+      t.is(r.json.walletAddress, getAddress(r.json.walletAddress));
+      t.regex(r.json.apiKey, /^sandbox:[A-Za-z0-9_-]{40,}$/);
+      t.regex(r.json.apiKeyId, /^[0-9a-f-]{36}$/);
+      // The key works, for this user.
+      const principal = await createAuthenticator(context()).authenticate(`Bearer ${r.json.apiKey}`);
+      t.is(principal.userId, r.json.userId);
+      t.is(principal.walletAddress, r.json.walletAddress);
 
-    const second = await runCli(['keys', 'create', '--user', r.json.userId], env);
-    t.is(second.code, 0, second.stderr);
-    const keys = [r.json.apiKey as string, second.json.apiKey as string];
-    // A separate connection, as an operator inspecting the database would have.
-    const raw = await openDb(db?.database ?? { kind: 'sqlite', path: '' });
-    try {
-      const rows = await raw.em().find(ApiKey, { userId: r.json.userId });
-      t.is(rows.length, 2);
-      for (const key of keys) {
-        const row = rows.find((x) => x.keyHash === sha256Hex(key));
-        t.truthy(row, 'a row whose hash is the key');
-        t.is(row?.environment, 'sandbox');
-        t.true(key.startsWith(row?.keyPrefix ?? '#'), 'the prefix is the start of the key');
-        t.true((row?.keyPrefix.length ?? 99) < 20, 'only a short prefix is kept');
+      const second = await runCli(['keys', 'create', '--user', r.json.userId], env);
+      t.is(second.code, 0, second.stderr);
+      const keys = [r.json.apiKey as string, second.json.apiKey as string];
+      // A separate connection, as an operator inspecting the database would have.
+      const raw = await openDb(db?.database ?? { kind: 'sqlite', path: '' });
+      try {
+        const rows = await raw.em().find(ApiKey, { userId: r.json.userId });
+        t.is(rows.length, 2);
+        for (const key of keys) {
+          const row = rows.find((x) => x.keyHash === sha256Hex(key));
+          t.truthy(row, 'a row whose hash is the key');
+          t.is(row?.environment, 'sandbox');
+          t.true(key.startsWith(row?.keyPrefix ?? '#'), 'the prefix is the start of the key');
+          t.true((row?.keyPrefix.length ?? 99) < 20, 'only a short prefix is kept');
+        }
+        // Every column of every API key and user row, read without the ORM's mapping.
+        const dump = JSON.stringify([
+          await raw.em().execute('select * from api_key'),
+          await raw.em().execute('select * from app_user'),
+        ]);
+        for (const key of keys) t.false(dump.includes(key.slice('sandbox:'.length)), 'no plain key in the database');
+        const user = await raw.em().findOneOrFail(User, { id: r.json.userId });
+        t.regex(user.walletKeyEnc, /^v1\./, 'the wallet key is sealed');
+      } finally {
+        await raw.close();
       }
-      // Every column of every API key and user row, read without the ORM's mapping.
-      const dump = JSON.stringify([
-        await raw.em().execute('select * from api_key'),
-        await raw.em().execute('select * from app_user'),
-      ]);
-      for (const key of keys) t.false(dump.includes(key.slice('sandbox:'.length)), 'no plain key in the database');
-      const user = await raw.em().findOneOrFail(User, { id: r.json.userId });
-      t.regex(user.walletKeyEnc, /^v1\./, 'the wallet key is sealed');
-    } finally {
-      await raw.close();
-    }
-  });
+    },
+  );
 
   register(title('keys create adds a working key; keys revoke stops it; unknown ids are refused'), async (t) => {
     const user = await setupUser('keys');
@@ -266,7 +280,11 @@ for (const kind of DB_KINDS) {
   });
 
   once?.(title('users create and keys refuse missing or invalid options'), async (t) => {
-    for (const args of [['users', 'create'], ['users', 'create', '--email', 'not-an-email'], ['keys', 'revoke']]) {
+    for (const args of [
+      ['users', 'create'],
+      ['users', 'create', '--email', 'not-an-email'],
+      ['keys', 'revoke'],
+    ]) {
       const r = await runCli(args, env);
       refused(t, r);
       t.is(r.json.error, 'BCK.HTTP.0400', args.join(' '));
@@ -330,7 +348,11 @@ for (const kind of DB_KINDS) {
   });
 
   once?.(title('live without SECRETS_KEY is a configuration error, before anything is written'), async (t) => {
-    const r = await runCli(['users', 'create', '--email', email('nokey')], { ...env, ENVIRONMENT: 'live', SECRETS_KEY: '' });
+    const r = await runCli(['users', 'create', '--email', email('nokey')], {
+      ...env,
+      ENVIRONMENT: 'live',
+      SECRETS_KEY: '',
+    });
     refused(t, r);
     t.is(r.code, 2);
     t.regex((r.json.problems as string[]).join('\n'), /SECRETS_KEY/);

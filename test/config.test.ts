@@ -61,12 +61,22 @@ test('numbers are whole decimal numbers within range', (t) => {
   }
   t.is(problemsOf({ API_KEY_CACHE_MS: '1001' }).length, 1, 'revocation must take effect within a second');
   t.is(problemsOf({ BODY_LIMIT_BYTES: '0' }).length, 1);
-  t.deepEqual(problemsOf({ ROUTER_MAX_AUTH_TTL_SECS: '29' }).map((p) => p.split(' ')[0]), ['ROUTER_MAX_AUTH_TTL_SECS'], 'a facilitator refuses < 6 s left');
+  t.deepEqual(
+    problemsOf({ ROUTER_MAX_AUTH_TTL_SECS: '29' }).map((p) => p.split(' ')[0]),
+    ['ROUTER_MAX_AUTH_TTL_SECS'],
+    'a facilitator refuses < 6 s left',
+  );
   t.deepEqual(problemsOf({ ROUTER_MAX_AUTH_TTL_SECS: '30' }), []);
   // The fee sweep waits out the longest paid exchange (connect + ROUTER_STREAM_MAX_MS) and a minute more.
-  t.deepEqual(problemsOf({ ROUTER_STREAM_MAX_MS: '3600000' }).map((p) => p.split(' ')[0]), ['ROUTER_FEE_SWEEP_AFTER_SECS']);
+  t.deepEqual(
+    problemsOf({ ROUTER_STREAM_MAX_MS: '3600000' }).map((p) => p.split(' ')[0]),
+    ['ROUTER_FEE_SWEEP_AFTER_SECS'],
+  );
   t.deepEqual(problemsOf({ ROUTER_STREAM_MAX_MS: '3600000', ROUTER_FEE_SWEEP_AFTER_SECS: '3671' }), []);
-  t.deepEqual(problemsOf({ SQLITE_SYNCHRONOUS: 'off' }).map((p) => p.split(' ')[0]), ['SQLITE_SYNCHRONOUS']);
+  t.deepEqual(
+    problemsOf({ SQLITE_SYNCHRONOUS: 'off' }).map((p) => p.split(' ')[0]),
+    ['SQLITE_SYNCHRONOUS'],
+  );
   t.is(loadConfig({}).SQLITE_SYNCHRONOUS, 'full');
 });
 
@@ -145,7 +155,10 @@ test('every configuration key is documented in .env.example and in the README', 
   }
 });
 
-function run(entry: string, env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function run(
+  entry: string,
+  env: Record<string, string>,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((done, fail) => {
     const child = spawn(process.execPath, ['--import', 'tsx', entry], {
       cwd: ROOT,
@@ -160,7 +173,7 @@ function run(entry: string, env: Record<string, string>): Promise<{ code: number
     child.stderr.on('data', (d: Buffer) => {
       stderr += d.toString();
     });
-    const timer = setTimeout(() => child.kill("SIGKILL"), 90_000);
+    const timer = setTimeout(() => child.kill('SIGKILL'), 90_000);
     child.on('error', fail);
     child.on('close', (code) => {
       clearTimeout(timer);

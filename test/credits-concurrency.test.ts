@@ -22,10 +22,11 @@ async function sqlRows(s: Stack, sql: string, params: unknown[]): Promise<Record
 }
 
 async function burnedLedgerSum(s: Stack, planId: string, holder: string): Promise<bigint> {
-  const rows = await sqlRows(s, 'select cast(delta as text) as d from credit_ledger where plan_id = ? and holder_address = ? and delta < 0', [
-    Number(planId),
-    holder,
-  ]);
+  const rows = await sqlRows(
+    s,
+    'select cast(delta as text) as d from credit_ledger where plan_id = ? and holder_address = ? and delta < 0',
+    [Number(planId), holder],
+  );
   return rows.reduce((a, r) => a - BigInt(r.d), 0n);
 }
 
@@ -35,19 +36,35 @@ async function subscribed(s: Stack) {
   const plan = await createPlan(owner.api, { creditsConfig: { creditsType: 'FIXED', amount: '10', minAmount: '1' } });
   const agent = await createAgent(owner.api);
   await attachPlan(owner.api, agent.agentId, plan.planId);
-  const token = async () => (await holder.api.get(`/protocol/token/${plan.planId}/${agent.agentId}`)).body.accessToken as string;
+  const token = async () =>
+    (await holder.api.get(`/protocol/token/${plan.planId}/${agent.agentId}`)).body.accessToken as string;
   const mint = async (amount: number) => {
-    const r = await owner.api.post('/protocol/plans/mint', { planId: plan.planId, holderAddress: holder.walletAddress, amount });
+    const r = await owner.api.post('/protocol/plans/mint', {
+      planId: plan.planId,
+      holderAddress: holder.walletAddress,
+      amount,
+    });
     if (r.status !== 200) throw new Error(JSON.stringify(r.body));
   };
   const initialize = async (accessToken: string, maxCredits: number) => {
-    const r = await owner.api.post(`/protocol/agents/initialize/${agent.agentId}`, { accessToken, endpoint: ASK, httpVerb: 'POST', maxCredits });
+    const r = await owner.api.post(`/protocol/agents/initialize/${agent.agentId}`, {
+      accessToken,
+      endpoint: ASK,
+      httpVerb: 'POST',
+      maxCredits,
+    });
     if (r.status !== 200) throw new Error(JSON.stringify(r.body));
     return r.body as { agentRequestId: string; proof: string };
   };
   const redeem = (proof: string, amount: number) =>
-    owner.api.post('/protocol/plans/redeem', { planId: plan.planId, holderAddress: holder.walletAddress, amount, proof });
-  const balance = async () => (await holder.api.get(`/protocol/plans/${plan.planId}/balance/${holder.walletAddress}`)).body.balance as string;
+    owner.api.post('/protocol/plans/redeem', {
+      planId: plan.planId,
+      holderAddress: holder.walletAddress,
+      amount,
+      proof,
+    });
+  const balance = async () =>
+    (await holder.api.get(`/protocol/plans/${plan.planId}/balance/${holder.walletAddress}`)).body.balance as string;
   return { owner, holder, plan, agent, token, mint, initialize, redeem, balance };
 }
 
@@ -70,12 +87,19 @@ forEachDb(({ stack, test }) => {
     for (const r of results.filter((x) => x.status === 402)) t.is(r.body.code, 'BCK.CREDITS.0003');
     t.is(await w.balance(), '0');
     t.is(await burnedLedgerSum(s, w.plan.planId, w.holder.walletAddress), BigInt(K));
-    const burns = await sqlRows(s, 'select count(*) as n from credit_burn b join agent_request r on r.id = b.agent_request_id where r.plan_id = ?', [
+    const burns = await sqlRows(
+      s,
+      'select count(*) as n from credit_burn b join agent_request r on r.id = b.agent_request_id where r.plan_id = ?',
+      [Number(w.plan.planId)],
+    );
+    t.is(Number(burns[0]?.n), K);
+    const lots = await sqlRows(s, 'select cast(remaining as text) as r from credit_lot where plan_id = ?', [
       Number(w.plan.planId),
     ]);
-    t.is(Number(burns[0]?.n), K);
-    const lots = await sqlRows(s, 'select cast(remaining as text) as r from credit_lot where plan_id = ?', [Number(w.plan.planId)]);
-    t.deepEqual(lots.map((l) => l.r), ['0']);
+    t.deepEqual(
+      lots.map((l) => l.r),
+      ['0'],
+    );
   });
 
   test('two admin processes on one database: 100 parallel redeems split across them against 23 credits burn exactly 23', async (t) => {
@@ -89,10 +113,18 @@ forEachDb(({ stack, test }) => {
     const second = await s.spawn('admin', { PUBLIC_URL: s.ctx.config.publicUrl });
     try {
       const other = apiClient(`${second.url}/api/v1`, w.owner.apiKey);
-      const body = (proof: string) => ({ planId: w.plan.planId, holderAddress: w.holder.walletAddress, amount: 1, proof });
+      const body = (proof: string) => ({
+        planId: w.plan.planId,
+        holderAddress: w.holder.walletAddress,
+        amount: 1,
+        proof,
+      });
       // Each proof is sent to both processes at once: besides the balance, the once-only rule is contended too.
       const results = await Promise.all(
-        requests.flatMap((r) => [w.owner.api.post('/protocol/plans/redeem', body(r.proof)), other.post('/protocol/plans/redeem', body(r.proof))]),
+        requests.flatMap((r) => [
+          w.owner.api.post('/protocol/plans/redeem', body(r.proof)),
+          other.post('/protocol/plans/redeem', body(r.proof)),
+        ]),
       );
       const statuses = tally(results.map((r) => r.status));
       t.is(statuses[200], K, JSON.stringify(statuses));
@@ -141,20 +173,30 @@ forEachDb(({ stack, test }) => {
     const buyer = await s.user();
     const receiver = getAddress(testAddress(0xd00d));
     const plan = await createPlan(owner.api, {
-      priceConfig: { priceType: 'FIXED_PRICE', tokenAddress: TOKEN_ADDRESS, amounts: ['150000'], receivers: [receiver] },
+      priceConfig: {
+        priceType: 'FIXED_PRICE',
+        tokenAddress: TOKEN_ADDRESS,
+        amounts: ['150000'],
+        receivers: [receiver],
+      },
       creditsConfig: { creditsType: 'FIXED', amount: '3', minAmount: '1' },
     });
     await faucet(s.ctx, buyer.walletAddress, ASSET, 7n * 150_000n + 149_999n);
-    const results = await Promise.all(Array.from({ length: 30 }, () => buyer.api.post(`/protocol/plans/${plan.planId}/order`)));
+    const results = await Promise.all(
+      Array.from({ length: 30 }, () => buyer.api.post(`/protocol/plans/${plan.planId}/order`)),
+    );
     t.deepEqual(tally(results.map((r) => r.status)), { 200: 7, 402: 23 });
     const bal = await buyer.api.get(`/protocol/plans/${plan.planId}/balance/${buyer.walletAddress}`);
     t.is(bal.body.balance, '21');
-    const wallet = await sqlRows(s, 'select address, cast(balance as text) as b from token_balance where address in (?, ?) and asset = ?', [
-      buyer.walletAddress,
-      receiver,
-      ASSET,
-    ]);
-    t.deepEqual(Object.fromEntries(wallet.map((x) => [x.address, x.b])), { [buyer.walletAddress]: '149999', [receiver]: '1050000' });
+    const wallet = await sqlRows(
+      s,
+      'select address, cast(balance as text) as b from token_balance where address in (?, ?) and asset = ?',
+      [buyer.walletAddress, receiver, ASSET],
+    );
+    t.deepEqual(Object.fromEntries(wallet.map((x) => [x.address, x.b])), {
+      [buyer.walletAddress]: '149999',
+      [receiver]: '1050000',
+    });
     const orders = await sqlRows(s, 'select count(*) as n from plan_order where plan_id = ?', [Number(plan.planId)]);
     t.is(Number(orders[0]?.n), 7);
   });

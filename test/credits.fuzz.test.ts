@@ -19,7 +19,15 @@ import {
   verifyAccessToken,
   verifyProof,
 } from '../shared/credits/tokens.js';
-import { InitializeBody, MAX_PLAN_ID, MintBody, MintExpirableBody, RedeemBody, SubTaskBody, planIdOf } from '../shared/credits/wire.js';
+import {
+  InitializeBody,
+  MAX_PLAN_ID,
+  MintBody,
+  MintExpirableBody,
+  RedeemBody,
+  SubTaskBody,
+  planIdOf,
+} from '../shared/credits/wire.js';
 import { AppError } from '../shared/errors/app-error.js';
 import { type TokenSigner, createTokenSigner, ensureSigningKey } from '../shared/keys/signing-keys.js';
 import { createLogger } from '../shared/log.js';
@@ -157,10 +165,15 @@ async function refusedWith(code: string, run: () => Promise<unknown>): Promise<'
 test('verifiers refuse arbitrary strings with their own codes (401 0021 / 400 0022)', async (t) => {
   const jwtish = fc.oneof(
     fc.string(),
-    fc.tuple(fc.base64String(), fc.base64String(), fc.base64String()).map(([a, b, c]) => `${a}.${b}.${c}`.replaceAll('=', '')),
+    fc
+      .tuple(fc.base64String(), fc.base64String(), fc.base64String())
+      .map(([a, b, c]) => `${a}.${b}.${c}`.replaceAll('=', '')),
     fc
       .tuple(fc.json(), fc.json())
-      .map(([h, p]) => `${Buffer.from(h).toString('base64url')}.${Buffer.from(p).toString('base64url')}.${randomBytes(64).toString('base64url')}`),
+      .map(
+        ([h, p]) =>
+          `${Buffer.from(h).toString('base64url')}.${Buffer.from(p).toString('base64url')}.${randomBytes(64).toString('base64url')}`,
+      ),
     fc.constant('eyJhbGciOiJub25lIn0.eyJwbGFuSWQiOiIxIn0.'),
   );
   await fc.assert(
@@ -212,7 +225,10 @@ test('a mutated token or proof never verifies as something else; the two kinds n
       let okProof = true;
       try {
         const c = await verifyProof(signer, badProof);
-        okProof = c.agentRequestId === originalProof.agentRequestId && c.maxCredits === originalProof.maxCredits && c.holder === HOLDER;
+        okProof =
+          c.agentRequestId === originalProof.agentRequestId &&
+          c.maxCredits === originalProof.maxCredits &&
+          c.holder === HOLDER;
       } catch (err) {
         okProof = err instanceof AppError && err.code === 'BCK.PROTOCOL.0022';
       }
@@ -226,14 +242,25 @@ test('a mutated token or proof never verifies as something else; the two kinds n
 const segment = fc.stringMatching(/^[A-Za-z0-9._~-]{1,12}$/).filter((s) => s !== '.' && s !== '..');
 
 test('endpoint matcher never throws on arbitrary strings and registered shapes', (t) => {
-  const endpoints = fc.array(fc.dictionary(fc.string({ maxLength: 8 }), fc.oneof(fc.webUrl(), fc.string(), fc.anything() as fc.Arbitrary<string>)), {
-    maxLength: 4,
-  });
+  const endpoints = fc.array(
+    fc.dictionary(
+      fc.string({ maxLength: 8 }),
+      fc.oneof(fc.webUrl(), fc.string(), fc.anything() as fc.Arbitrary<string>),
+    ),
+    {
+      maxLength: 4,
+    },
+  );
   fc.assert(
-    fc.property(endpoints, fc.string(), fc.oneof(fc.webUrl({ withQueryParameters: true, withFragments: true }), fc.string()), (eps, verb, url) => {
-      const r = endpointMatches(eps, verb, url);
-      return typeof r === 'boolean';
-    }),
+    fc.property(
+      endpoints,
+      fc.string(),
+      fc.oneof(fc.webUrl({ withQueryParameters: true, withFragments: true }), fc.string()),
+      (eps, verb, url) => {
+        const r = endpointMatches(eps, verb, url);
+        return typeof r === 'boolean';
+      },
+    ),
     { numRuns },
   );
   t.pass();
@@ -242,10 +269,16 @@ test('endpoint matcher never throws on arbitrary strings and registered shapes',
 test('a template matches itself and every non-empty filling of its :name segments, and no other literal', (t) => {
   const template = fc.record({
     host: fc.constantFrom('agent.example.com', 'api.test', 'x.y.z.example'),
-    parts: fc.array(fc.oneof(segment, segment.map((s) => `:${s.replace(/[^A-Za-z0-9_]/g, '') || 'p'}`.replace(/^:([0-9])/, ':p$1'))), {
-      minLength: 1,
-      maxLength: 6,
-    }),
+    parts: fc.array(
+      fc.oneof(
+        segment,
+        segment.map((s) => `:${s.replace(/[^A-Za-z0-9_]/g, '') || 'p'}`.replace(/^:([0-9])/, ':p$1')),
+      ),
+      {
+        minLength: 1,
+        maxLength: 6,
+      },
+    ),
     query: fc.option(fc.stringMatching(/^[a-z]{1,5}=[a-z0-9]{1,5}$/), { nil: undefined }),
   });
   fc.assert(
@@ -262,8 +295,10 @@ test('a template matches itself and every non-empty filling of its :name segment
         const parts = tpl.parts.map((p, i) => (i === literal ? other : p.startsWith(':') ? (fills[i] ?? 'x') : p));
         if (urlMatches(registered, `https://${tpl.host}/${parts.join('/')}${q}`)) return false;
       }
-      if (urlMatches(registered, `https://${tpl.host}/${tpl.parts.slice(0, -1).join('/')}${q}`) && tpl.parts.length > 0) return false;
-      if (urlMatches(registered, `https://${tpl.host}/${tpl.parts.join('/')}${q === '' ? '?' : `${q}&`}extra=1`)) return false;
+      if (urlMatches(registered, `https://${tpl.host}/${tpl.parts.slice(0, -1).join('/')}${q}`) && tpl.parts.length > 0)
+        return false;
+      if (urlMatches(registered, `https://${tpl.host}/${tpl.parts.join('/')}${q === '' ? '?' : `${q}&`}extra=1`))
+        return false;
       return true;
     }),
     { numRuns },

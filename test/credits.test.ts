@@ -15,12 +15,19 @@ async function rows(s: Stack, sql: string, params: unknown[] = []): Promise<Reco
 }
 
 async function tokenBalance(s: Stack, address: string): Promise<bigint> {
-  const r = await rows(s, 'select cast(balance as text) as b from token_balance where address = ? and asset = ?', [address, ASSET]);
+  const r = await rows(s, 'select cast(balance as text) as b from token_balance where address = ? and asset = ?', [
+    address,
+    ASSET,
+  ]);
   return BigInt(r[0]?.b ?? '0');
 }
 
 async function ledgerSum(s: Stack, planId: string, holder: string): Promise<bigint> {
-  const r = await rows(s, 'select cast(delta as text) as d from credit_ledger where plan_id = ? and holder_address = ?', [Number(planId), holder]);
+  const r = await rows(
+    s,
+    'select cast(delta as text) as d from credit_ledger where plan_id = ? and holder_address = ?',
+    [Number(planId), holder],
+  );
   return r.reduce((a, x) => a + BigInt(x.d), 0n);
 }
 
@@ -40,7 +47,12 @@ forEachDb(({ stack, test }) => {
     const buyer = await s.user();
     const [r1, r2] = [getAddress(testAddress(0xa001)), getAddress(testAddress(0xa002))];
     const plan = await createPlan(owner.api, {
-      priceConfig: { priceType: 'FIXED_PRICE', tokenAddress: TOKEN_ADDRESS, amounts: ['700000', 300000], receivers: [r1, r2] },
+      priceConfig: {
+        priceType: 'FIXED_PRICE',
+        tokenAddress: TOKEN_ADDRESS,
+        amounts: ['700000', 300000],
+        receivers: [r1, r2],
+      },
       creditsConfig: { creditsType: 'FIXED', amount: '25', minAmount: '2' },
     });
     await faucet(s.ctx, buyer.walletAddress, ASSET, 2_500_000n);
@@ -66,13 +78,36 @@ forEachDb(({ stack, test }) => {
     // Journal: one debit and one credit per receiver, summing to zero.
     t.deepEqual(await journalSumsToZero(s, r.body.txId), { rows: 4, sum: 0n });
     // Order row, lot and credit ledger.
-    const order = await rows(s, 'select plan_id, buyer_user_id, buyer_address, asset, cast(amount_paid as text) as paid, cast(credits as text) as credits, tx_id from plan_order where id = ?', [r.body.orderId]);
+    const order = await rows(
+      s,
+      'select plan_id, buyer_user_id, buyer_address, asset, cast(amount_paid as text) as paid, cast(credits as text) as credits, tx_id from plan_order where id = ?',
+      [r.body.orderId],
+    );
     t.is(order.length, 1);
-    t.like(order[0], { buyer_user_id: buyer.userId, buyer_address: buyer.walletAddress, asset: ASSET, paid: '1000000', credits: '25', tx_id: r.body.txId });
+    t.like(order[0], {
+      buyer_user_id: buyer.userId,
+      buyer_address: buyer.walletAddress,
+      asset: ASSET,
+      paid: '1000000',
+      credits: '25',
+      tx_id: r.body.txId,
+    });
     t.is(Number(order[0]?.plan_id), Number(plan.planId));
-    t.is(await count(s, 'credit_lot', 'plan_id = ? and holder_address = ? and expires_at is null', [Number(plan.planId), buyer.walletAddress]), 1);
-    const ledger = await rows(s, "select kind, reference from credit_ledger where plan_id = ? and holder_address = ?", [Number(plan.planId), buyer.walletAddress]);
-    t.deepEqual(ledger.map((x) => [x.kind, x.reference]), [['order', r.body.orderId]]);
+    t.is(
+      await count(s, 'credit_lot', 'plan_id = ? and holder_address = ? and expires_at is null', [
+        Number(plan.planId),
+        buyer.walletAddress,
+      ]),
+      1,
+    );
+    const ledger = await rows(s, 'select kind, reference from credit_ledger where plan_id = ? and holder_address = ?', [
+      Number(plan.planId),
+      buyer.walletAddress,
+    ]);
+    t.deepEqual(
+      ledger.map((x) => [x.kind, x.reference]),
+      [['order', r.body.orderId]],
+    );
 
     // A second order adds up.
     const again = await buyer.api.post(`/protocol/plans/${plan.planId}/order`);
@@ -83,7 +118,12 @@ forEachDb(({ stack, test }) => {
     t.is(await tokenBalance(s, buyer.walletAddress), 500_000n);
 
     const bal = await buyer.api.get(`/protocol/plans/${plan.planId}/balance/${buyer.walletAddress}`);
-    t.deepEqual(bal.body, { planId: plan.planId, holderAddress: buyer.walletAddress, balance: '50', isSubscriber: true });
+    t.deepEqual(bal.body, {
+      planId: plan.planId,
+      holderAddress: buyer.walletAddress,
+      balance: '50',
+      isSubscriber: true,
+    });
   });
 
   test('order with a short wallet: 402 BCK.PAYMENT.0001 and nothing moved or recorded', async (t) => {
@@ -94,7 +134,12 @@ forEachDb(({ stack, test }) => {
     const r2 = getAddress(testAddress(0xb002));
     // The first receiver alone is covered, the sum is not: the first movement must roll back too.
     const plan = await createPlan(owner.api, {
-      priceConfig: { priceType: 'FIXED_PRICE', tokenAddress: TOKEN_ADDRESS, amounts: ['600000', '600000'], receivers: [r1, r2] },
+      priceConfig: {
+        priceType: 'FIXED_PRICE',
+        tokenAddress: TOKEN_ADDRESS,
+        amounts: ['600000', '600000'],
+        receivers: [r1, r2],
+      },
     });
     await faucet(s.ctx, buyer.walletAddress, ASSET, 1_000_000n);
     const journal = () => count(s, 'token_ledger', 'address in (?, ?, ?)', [buyer.walletAddress, r1, r2]);
@@ -165,13 +210,22 @@ forEachDb(({ stack, test }) => {
     t.is(h.status, 404);
     t.is(h.body.code, 'BCK.PROTOCOL.0005');
     // Malformed addresses.
-    for (const bad of ['0x123', 'not-an-address', `${other.walletAddress}00`, '0xZZ36CbD53842c5426634e7929541eC2318f3dCF7']) {
+    for (const bad of [
+      '0x123',
+      'not-an-address',
+      `${other.walletAddress}00`,
+      '0xZZ36CbD53842c5426634e7929541eC2318f3dCF7',
+    ]) {
       const m = await owner.api.get(`/protocol/plans/${plan.planId}/balance/${bad}`);
       t.is(m.status, 400, bad);
       t.is(m.body.code, 'BCK.HTTP.0400');
     }
     // Once credits were minted to it, the stranger's address is known.
-    t.is((await owner.api.post('/protocol/plans/mint', { planId: plan.planId, holderAddress: stranger, amount: 3 })).status, 200);
+    t.is(
+      (await owner.api.post('/protocol/plans/mint', { planId: plan.planId, holderAddress: stranger, amount: 3 }))
+        .status,
+      200,
+    );
     const k = await other.api.get(`/protocol/plans/${plan.planId}/balance/${stranger}`);
     t.deepEqual(k.body, { planId: plan.planId, holderAddress: stranger, balance: '3', isSubscriber: true });
   });
@@ -182,32 +236,73 @@ forEachDb(({ stack, test }) => {
     const intruder = await s.user();
     const holder = await s.user();
     const plan = await createPlan(owner.api);
-    const r = await owner.api.post('/protocol/plans/mint', { planId: plan.planId, holderAddress: holder.walletAddress.toLowerCase(), amount: 5 });
+    const r = await owner.api.post('/protocol/plans/mint', {
+      planId: plan.planId,
+      holderAddress: holder.walletAddress.toLowerCase(),
+      amount: 5,
+    });
     t.is(r.status, 200);
-    t.deepEqual(r.body, { success: true, planId: plan.planId, holderAddress: holder.walletAddress, amount: '5', balance: '5' });
-    const big = await owner.api.post('/protocol/plans/mint', { planId: Number(plan.planId), holderAddress: holder.walletAddress, amount: '9007199254740993' });
+    t.deepEqual(r.body, {
+      success: true,
+      planId: plan.planId,
+      holderAddress: holder.walletAddress,
+      amount: '5',
+      balance: '5',
+    });
+    const big = await owner.api.post('/protocol/plans/mint', {
+      planId: Number(plan.planId),
+      holderAddress: holder.walletAddress,
+      amount: '9007199254740993',
+    });
     t.is(big.status, 200);
     t.is(big.body.balance, '9007199254740998', 'no precision lost above 2^53');
     t.is(await ledgerSum(s, plan.planId, holder.walletAddress), 9_007_199_254_740_998n);
-    const kinds = await rows(s, 'select kind from credit_ledger where plan_id = ? order by created_at', [Number(plan.planId)]);
-    t.deepEqual(kinds.map((x) => x.kind), ['mint', 'mint']);
+    const kinds = await rows(s, 'select kind from credit_ledger where plan_id = ? order by created_at', [
+      Number(plan.planId),
+    ]);
+    t.deepEqual(
+      kinds.map((x) => x.kind),
+      ['mint', 'mint'],
+    );
 
-    const f = await intruder.api.post('/protocol/plans/mint', { planId: plan.planId, holderAddress: intruder.walletAddress, amount: 5 });
+    const f = await intruder.api.post('/protocol/plans/mint', {
+      planId: plan.planId,
+      holderAddress: intruder.walletAddress,
+      amount: 5,
+    });
     t.is(f.status, 403);
     t.is(f.body.code, 'BCK.PROTOCOL.0010');
-    const fe = await intruder.api.post('/protocol/plans/mintExpirable', { planId: plan.planId, holderAddress: intruder.walletAddress, amount: 5, durationSecs: 60 });
+    const fe = await intruder.api.post('/protocol/plans/mintExpirable', {
+      planId: plan.planId,
+      holderAddress: intruder.walletAddress,
+      amount: 5,
+      durationSecs: 60,
+    });
     t.is(fe.status, 403);
     t.is(fe.body.code, 'BCK.PROTOCOL.0010');
     t.is(await count(s, 'credit_lot', 'holder_address = ?', [intruder.walletAddress]), 0);
 
     for (const planId of ['424242', 'plan-x']) {
-      const n = await owner.api.post('/protocol/plans/mint', { planId, holderAddress: holder.walletAddress, amount: 1 });
+      const n = await owner.api.post('/protocol/plans/mint', {
+        planId,
+        holderAddress: holder.walletAddress,
+        amount: 1,
+      });
       t.is(n.status, 404, planId);
       t.is(n.body.code, 'BCK.PROTOCOL.0003');
     }
     // The owner may mint on an unlisted plan.
     await owner.api.put(`/protocol/plans/${plan.planId}/list/false`);
-    t.is((await owner.api.post('/protocol/plans/mint', { planId: plan.planId, holderAddress: holder.walletAddress, amount: 1 })).status, 200);
+    t.is(
+      (
+        await owner.api.post('/protocol/plans/mint', {
+          planId: plan.planId,
+          holderAddress: holder.walletAddress,
+          amount: 1,
+        })
+      ).status,
+      200,
+    );
   });
 
   test('mint: invalid bodies are 400 BCK.HTTP.0400, never 500', async (t) => {
@@ -250,12 +345,26 @@ forEachDb(({ stack, test }) => {
     const agent = await createAgent(owner.api);
     await attachPlan(owner.api, agent.agentId, plan.planId);
 
-    const r = await owner.api.post('/protocol/plans/mintExpirable', { planId: plan.planId, holderAddress: holder.walletAddress, amount: '4', durationSecs: 4 });
+    const r = await owner.api.post('/protocol/plans/mintExpirable', {
+      planId: plan.planId,
+      holderAddress: holder.walletAddress,
+      amount: '4',
+      durationSecs: 4,
+    });
     t.is(r.status, 200);
-    t.like(r.body, { success: true, planId: plan.planId, holderAddress: holder.walletAddress, amount: '4', balance: '4' });
+    t.like(r.body, {
+      success: true,
+      planId: plan.planId,
+      holderAddress: holder.walletAddress,
+      amount: '4',
+      balance: '4',
+    });
     t.true(Math.abs(Date.parse(r.body.expiresAt) - (Date.now() + 4000)) < 1500);
     t.is(await count(s, 'credit_lot', 'plan_id = ? and expires_at is not null', [Number(plan.planId)]), 1);
-    t.is((await rows(s, 'select kind from credit_ledger where plan_id = ?', [Number(plan.planId)]))[0]?.kind, 'mint_expirable');
+    t.is(
+      (await rows(s, 'select kind from credit_ledger where plan_id = ?', [Number(plan.planId)]))[0]?.kind,
+      'mint_expirable',
+    );
 
     // Initialize while the credits are live; redeem after they expired.
     const token = await holder.api.get(`/protocol/token/${plan.planId}/${agent.agentId}`);
@@ -271,11 +380,25 @@ forEachDb(({ stack, test }) => {
     // Wait past the expiry itself (not a fixed sleep: a loaded machine may have used part of the lifetime).
     await new Promise((res) => setTimeout(res, Math.max(0, Date.parse(r.body.expiresAt) - Date.now()) + 300));
     const bal = await holder.api.get(`/protocol/plans/${plan.planId}/balance/${holder.walletAddress}`);
-    t.deepEqual(bal.body, { planId: plan.planId, holderAddress: holder.walletAddress, balance: '0', isSubscriber: false });
-    const red = await owner.api.post('/protocol/plans/redeem', { planId: plan.planId, holderAddress: holder.walletAddress, amount: 2, proof: init.body.proof });
+    t.deepEqual(bal.body, {
+      planId: plan.planId,
+      holderAddress: holder.walletAddress,
+      balance: '0',
+      isSubscriber: false,
+    });
+    const red = await owner.api.post('/protocol/plans/redeem', {
+      planId: plan.planId,
+      holderAddress: holder.walletAddress,
+      amount: 2,
+      proof: init.body.proof,
+    });
     t.is(red.status, 402);
     t.is(red.body.code, 'BCK.CREDITS.0003');
-    t.is((await rows(s, 'select cast(remaining as text) as r from credit_lot where plan_id = ?', [Number(plan.planId)]))[0]?.r, '4');
+    t.is(
+      (await rows(s, 'select cast(remaining as text) as r from credit_lot where plan_id = ?', [Number(plan.planId)]))[0]
+        ?.r,
+      '4',
+    );
     t.is(await count(s, 'credit_burn', 'agent_request_id = ?', [init.body.agentRequestId]), 0);
     const tokenAfter = await holder.api.get(`/protocol/token/${plan.planId}/${agent.agentId}`);
     t.is(tokenAfter.status, 402);
@@ -303,12 +426,24 @@ forEachDb(({ stack, test }) => {
       maxCredits: '4',
     });
     t.is(init.status, 200, JSON.stringify(init.body));
-    const red = await owner.api.post('/protocol/plans/redeem', { planId: plan.planId, holderAddress: holder.walletAddress, amount: '4', proof: init.body.proof });
+    const red = await owner.api.post('/protocol/plans/redeem', {
+      planId: plan.planId,
+      holderAddress: holder.walletAddress,
+      amount: '4',
+      proof: init.body.proof,
+    });
     t.is(red.status, 200);
     t.is(red.body.balance, '6');
-    const lots = await rows(s, 'select cast(remaining as text) as r, expires_at from credit_lot where plan_id = ? order by created_at', [Number(plan.planId)]);
+    const lots = await rows(
+      s,
+      'select cast(remaining as text) as r, expires_at from credit_lot where plan_id = ? order by created_at',
+      [Number(plan.planId)],
+    );
     // [never: 5, 2h: 3 -> 1, 1h: 2 -> 0]
-    t.deepEqual(lots.map((l) => l.r), ['5', '1', '0']);
+    t.deepEqual(
+      lots.map((l) => l.r),
+      ['5', '1', '0'],
+    );
     t.is(await ledgerSum(s, plan.planId, holder.walletAddress), 6n);
   });
 

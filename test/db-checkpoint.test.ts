@@ -59,7 +59,10 @@ test.serial('startCheckpointer runs PASSIVE checkpoints on a timer until stopped
     stop();
   }
   t.true(results.length >= 3, `${results.length} checkpoints`);
-  t.true(results.some((r) => r.checkpointed > 0), 'the timer copied the new frames');
+  t.true(
+    results.some((r) => r.checkpointed > 0),
+    'the timer copied the new frames',
+  );
   const seen = results.length;
   await new Promise((r) => setTimeout(r, 200));
   t.is(results.length, seen, 'stopped');

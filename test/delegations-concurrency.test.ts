@@ -12,8 +12,12 @@ function worker(env: Record<string, string>, args: object): Promise<{ reserved: 
     });
     let out = '';
     let err = '';
-    child.stdout.on('data', (d: Buffer) => { out += d.toString(); });
-    child.stderr.on('data', (d: Buffer) => { err += d.toString(); });
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
+    child.stderr.on('data', (d: Buffer) => {
+      err += d.toString();
+    });
     child.on('exit', (code) => {
       if (code !== 0) reject(new Error(`worker exited ${code}: ${err}`));
       else resolve(JSON.parse(out.trim().split('\n').pop() ?? '{}'));
@@ -27,7 +31,9 @@ forEachDb(({ stack, test }) => {
     const K = 37;
     const amount = 3n;
     const { body } = await u.api.post('/delegation/create', {
-      provider: 'erc4337', spendingLimitCents: String(BigInt(K) * amount + 2n), durationSecs: 600,
+      provider: 'erc4337',
+      spendingLimitCents: String(BigInt(K) * amount + 2n),
+      durationSecs: 600,
     });
     const args = { delegationId: body.delegationId, userId: u.userId, count: 100, amountCents: amount.toString() };
     const [a, b] = await Promise.all([worker(stack().env, args), worker(stack().env, args)]);
@@ -38,12 +44,19 @@ forEachDb(({ stack, test }) => {
     t.is(d.transactionCount, K);
     const rows = await stack().ctx.db.em().find(DelegationTransaction, { delegationId: body.delegationId });
     t.is(rows.length, K);
-    t.is(rows.reduce((s, r) => s + r.amountCents, 0n), BigInt(K) * amount);
+    t.is(
+      rows.reduce((s, r) => s + r.amountCents, 0n),
+      BigInt(K) * amount,
+    );
   });
 
   test('a revocation through the API stops spends in another process', async (t) => {
     const u = await stack().user();
-    const { body } = await u.api.post('/delegation/create', { provider: 'erc4337', spendingLimitCents: 100, durationSecs: 600 });
+    const { body } = await u.api.post('/delegation/create', {
+      provider: 'erc4337',
+      spendingLimitCents: 100,
+      durationSecs: 600,
+    });
     const args = { delegationId: body.delegationId, userId: u.userId, count: 1, amountCents: '1' };
     t.is((await worker(stack().env, args)).reserved, 1);
     await u.api.del(`/delegation/${body.delegationId}`);

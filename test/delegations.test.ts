@@ -8,7 +8,11 @@ const addr = (n: number) => `0x${n.toString(16).padStart(40, '0')}`;
 forEachDb(({ stack, test }) => {
   test('create erc4337: 201 with a delegationId and no token; record fields', async (t) => {
     const u = await stack().user();
-    const r = await u.api.post('/delegation/create', { provider: 'erc4337', spendingLimitCents: 500, durationSecs: 3600 });
+    const r = await u.api.post('/delegation/create', {
+      provider: 'erc4337',
+      spendingLimitCents: 500,
+      durationSecs: 3600,
+    });
     t.is(r.status, 201);
     t.deepEqual(Object.keys(r.body), ['delegationId']);
     const g = await u.api.get(`/delegation/${r.body.delegationId}`);
@@ -71,7 +75,12 @@ forEachDb(({ stack, test }) => {
       { provider: 'erc4337', spendingLimitCents: '10', durationSecs: 60, apiKeyId: 'not-a-uuid' },
       { provider: 'erc4337', spendingLimitCents: '10', durationSecs: 60, extra: true },
       { provider: 'erc4337', spendingLimitCents: '10', durationSecs: 60, planId: 999999 },
-      { provider: 'erc4337', spendingLimitCents: '10', durationSecs: 60, apiKeyId: '00000000-0000-4000-8000-000000000000' },
+      {
+        provider: 'erc4337',
+        spendingLimitCents: '10',
+        durationSecs: 60,
+        apiKeyId: '00000000-0000-4000-8000-000000000000',
+      },
       [],
     ];
     for (const body of bad) {
@@ -84,7 +93,11 @@ forEachDb(({ stack, test }) => {
   test('only the owner sees, lists or revokes a delegation (others: 404)', async (t) => {
     const a = await stack().user();
     const b = await stack().user();
-    const { body } = await a.api.post('/delegation/create', { provider: 'erc4337', spendingLimitCents: 10, durationSecs: 60 });
+    const { body } = await a.api.post('/delegation/create', {
+      provider: 'erc4337',
+      spendingLimitCents: 10,
+      durationSecs: 60,
+    });
     for (const r of [
       await b.api.get(`/delegation/${body.delegationId}`),
       await b.api.get(`/delegation/${body.delegationId}/transactions`),
@@ -101,15 +114,26 @@ forEachDb(({ stack, test }) => {
 
   test('list: paging, newest first, accessible=true filters by the calling key and activity', async (t) => {
     const u = await stack().user();
-    const other = await u.api.post('/delegation/create', { provider: 'erc4337', spendingLimitCents: 1, durationSecs: 60 });
+    const other = await u.api.post('/delegation/create', {
+      provider: 'erc4337',
+      spendingLimitCents: 1,
+      durationSecs: 60,
+    });
     t.is(other.status, 201);
     // Bound to another key of the same user: not accessible to u's key.
     const { createApiKey } = await import('../shared/accounts/api-keys.js');
     const k2 = await createApiKey(stack().ctx, u.userId);
     const bound = await u.api.post('/delegation/create', {
-      provider: 'erc4337', spendingLimitCents: 2, durationSecs: 60, apiKeyId: k2.apiKeyId,
+      provider: 'erc4337',
+      spendingLimitCents: 2,
+      durationSecs: 60,
+      apiKeyId: k2.apiKeyId,
     });
-    const revoked = await u.api.post('/delegation/create', { provider: 'erc4337', spendingLimitCents: 3, durationSecs: 60 });
+    const revoked = await u.api.post('/delegation/create', {
+      provider: 'erc4337',
+      spendingLimitCents: 3,
+      durationSecs: 60,
+    });
     await u.api.del(`/delegation/${revoked.body.delegationId}`);
     const all = await u.api.get('/delegation?page=1&offset=2');
     t.is(all.status, 200);
@@ -124,7 +148,10 @@ forEachDb(({ stack, test }) => {
     t.is(page2.body.delegations.length, 1);
     t.is(page2.body.delegations[0].delegationId, other.body.delegationId);
     const acc = await u.api.get('/delegation?accessible=true');
-    t.deepEqual(acc.body.delegations.map((d: { delegationId: string }) => d.delegationId), [other.body.delegationId]);
+    t.deepEqual(
+      acc.body.delegations.map((d: { delegationId: string }) => d.delegationId),
+      [other.body.delegationId],
+    );
     const { apiClient } = await import('./support/http.js');
     const acc2 = await apiClient(stack().baseUrl, k2.apiKey).get('/delegation?accessible=true');
     t.deepEqual(
@@ -137,9 +164,15 @@ forEachDb(({ stack, test }) => {
     t.deepEqual(accRevoked.body.delegations, []);
     t.is(accRevoked.body.total, 0);
     const accActive = await u.api.get('/delegation?accessible=true&status=Active');
-    t.deepEqual(accActive.body.delegations.map((d: { delegationId: string }) => d.delegationId), [other.body.delegationId]);
+    t.deepEqual(
+      accActive.body.delegations.map((d: { delegationId: string }) => d.delegationId),
+      [other.body.delegationId],
+    );
     const revokedOnly = await u.api.get('/delegation?status=Revoked');
-    t.deepEqual(revokedOnly.body.delegations.map((d: { delegationId: string }) => d.delegationId), [revoked.body.delegationId]);
+    t.deepEqual(
+      revokedOnly.body.delegations.map((d: { delegationId: string }) => d.delegationId),
+      [revoked.body.delegationId],
+    );
     t.is((await u.api.get('/delegation?page=0')).status, 400);
     t.is((await u.api.get('/delegation?offset=1000')).status, 400);
     t.is((await u.api.get('/delegation?accessible=maybe')).status, 400);
@@ -148,15 +181,29 @@ forEachDb(({ stack, test }) => {
   test('reserve and release: cap, recipients, plan, key, ledger rows, revocation and expiry', async (t) => {
     const u = await stack().user();
     const { body } = await u.api.post('/delegation/create', {
-      provider: 'erc4337', spendingLimitCents: 100, durationSecs: 60, allowedRecipients: [addr(1)],
+      provider: 'erc4337',
+      spendingLimitCents: 100,
+      durationSecs: 60,
+      allowedRecipients: [addr(1)],
     });
     const id: string = body.delegationId;
     const ctx = stack().ctx;
     const base = { delegationId: id, userId: u.userId };
-    t.like(await reserve(ctx, { ...base, amountCents: 60n, recipient: addr(1), reference: 'p1' }), { type: 'reserved' });
-    t.like(await reserve(ctx, { ...base, amountCents: 41n, recipient: addr(1) }), { type: 'refused', reason: 'delegation budget exceeded' });
-    t.like(await reserve(ctx, { ...base, amountCents: 1n, recipient: addr(2) }), { type: 'refused', status: 'NotAllowed' });
-    t.like(await reserve(ctx, { ...base, userId: 'someone-else', amountCents: 1n }), { type: 'refused', status: 'NotFound' });
+    t.like(await reserve(ctx, { ...base, amountCents: 60n, recipient: addr(1), reference: 'p1' }), {
+      type: 'reserved',
+    });
+    t.like(await reserve(ctx, { ...base, amountCents: 41n, recipient: addr(1) }), {
+      type: 'refused',
+      reason: 'delegation budget exceeded',
+    });
+    t.like(await reserve(ctx, { ...base, amountCents: 1n, recipient: addr(2) }), {
+      type: 'refused',
+      status: 'NotAllowed',
+    });
+    t.like(await reserve(ctx, { ...base, userId: 'someone-else', amountCents: 1n }), {
+      type: 'refused',
+      status: 'NotFound',
+    });
     t.like(await reserve(ctx, { ...base, amountCents: 40n, recipient: addr(1) }), { type: 'reserved' });
     t.like(await reserve(ctx, { ...base, amountCents: 1n }), { type: 'refused', status: 'Exhausted' });
     t.is((await u.api.get(`/delegation/${id}`)).body.status, 'Exhausted');
@@ -166,17 +213,31 @@ forEachDb(({ stack, test }) => {
     t.like(rec, { amountSpentCents: '70', remainingBudgetCents: '30', transactionCount: 2, status: 'Active' });
     const txs = await u.api.get(`/delegation/${id}/transactions`);
     t.is(txs.body.total, 3);
-    t.deepEqual(txs.body.transactions.map((x: { kind: string }) => x.kind), ['release', 'reserve', 'reserve']);
+    t.deepEqual(
+      txs.body.transactions.map((x: { kind: string }) => x.kind),
+      ['release', 'reserve', 'reserve'],
+    );
     const rows = await ctx.db.em().find(DelegationTransaction, { delegationId: id });
-    t.is(rows.reduce((s, r) => s + r.amountCents, 0n), 70n);
+    t.is(
+      rows.reduce((s, r) => s + r.amountCents, 0n),
+      70n,
+    );
     // Revocation stops the next spend.
     t.is((await u.api.del(`/delegation/${id}`)).body.status, 'Revoked');
-    t.like(await reserve(ctx, { ...base, amountCents: 1n, recipient: addr(1) }), { type: 'refused', status: 'Revoked' });
+    t.like(await reserve(ctx, { ...base, amountCents: 1n, recipient: addr(1) }), {
+      type: 'refused',
+      status: 'Revoked',
+    });
     // Expiry stops spending too.
-    const short = await u.api.post('/delegation/create', { provider: 'erc4337', spendingLimitCents: 100, durationSecs: 1 });
+    const short = await u.api.post('/delegation/create', {
+      provider: 'erc4337',
+      spendingLimitCents: 100,
+      durationSecs: 1,
+    });
     await new Promise((r) => setTimeout(r, 1200));
     t.like(await reserve(ctx, { delegationId: short.body.delegationId, userId: u.userId, amountCents: 1n }), {
-      type: 'refused', status: 'Expired',
+      type: 'refused',
+      status: 'Expired',
     });
     t.is((await u.api.get(`/delegation/${short.body.delegationId}`)).body.status, 'Expired');
     const d = await ctx.db.em().findOneOrFail(Delegation, { id: short.body.delegationId });

@@ -6,7 +6,12 @@ import test from 'ava';
 import { type Hex, bytesToHex, hexToBytes } from 'viem';
 import { NETWORKS } from '../shared/assets.js';
 import { createDigestSigner, inlineSigner } from '../shared/protocols/digest-signer.js';
-import { type TransferAuthorization, authorizationTyped, signAuthorization, signAuthorizationViem } from '../shared/protocols/eip3009.js';
+import {
+  type TransferAuthorization,
+  authorizationTyped,
+  signAuthorization,
+  signAuthorizationViem,
+} from '../shared/protocols/eip3009.js';
 
 const SANDBOX = NETWORKS.sandbox;
 const SECP256K1_N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
@@ -34,7 +39,9 @@ test('signatures from two signing threads equal signAuthorization and viem, 300 
   try {
     const cases = Array.from({ length: 300 }, () => ({ key: randomKey(), auth: randomAuth() }));
     const threaded = await Promise.all(
-      cases.map(async ({ key, auth }) => bytesToHex(await signer.sign(authorizationTyped(auth, USDC, SANDBOX.chainId), hexToBytes(key)))),
+      cases.map(async ({ key, auth }) =>
+        bytesToHex(await signer.sign(authorizationTyped(auth, USDC, SANDBOX.chainId), hexToBytes(key))),
+      ),
     );
     for (const [i, { key, auth }] of cases.entries()) {
       t.is(threaded[i], signAuthorization(key, auth, USDC, SANDBOX.chainId), `case ${i}`);
@@ -94,8 +101,11 @@ test('one key array passed to several signatures in one turn signs each (postMes
     const key = randomKey();
     const bytes = hexToBytes(key);
     const auths = [randomAuth(), randomAuth(), randomAuth()];
-    const sigs = await Promise.all(auths.map((auth) => signer.sign(authorizationTyped(auth, USDC, SANDBOX.chainId), bytes)));
-    for (const [i, auth] of auths.entries()) t.is(bytesToHex(sigs[i] ?? new Uint8Array()), signAuthorization(key, auth, USDC, SANDBOX.chainId));
+    const sigs = await Promise.all(
+      auths.map((auth) => signer.sign(authorizationTyped(auth, USDC, SANDBOX.chainId), bytes)),
+    );
+    for (const [i, auth] of auths.entries())
+      t.is(bytesToHex(sigs[i] ?? new Uint8Array()), signAuthorization(key, auth, USDC, SANDBOX.chainId));
     t.is(bytesToHex(bytes), key, 'the caller keeps its key');
   } finally {
     await signer.close();

@@ -3,8 +3,19 @@ import { apiClient } from './support/http.js';
 import { forEachDb } from './support/matrix.js';
 
 const ENVELOPE_KEYS = [
-  'category', 'code', 'correlationId', 'date', 'details', 'docsUrl', 'error', 'hint', 'httpStatus', 'message',
-  'params', 'retryable', 'uuid',
+  'category',
+  'code',
+  'correlationId',
+  'date',
+  'details',
+  'docsUrl',
+  'error',
+  'hint',
+  'httpStatus',
+  'message',
+  'params',
+  'retryable',
+  'uuid',
 ];
 
 forEachDb(({ stack, test }) => {
@@ -47,7 +58,9 @@ forEachDb(({ stack, test }) => {
     t.is(a.body.correlationId, 'abc-123');
     const b = await u.api.call('GET', '/protocol/nothing-here', undefined, { 'x-request-id': 'req-9' });
     t.is(b.headers.get('x-correlation-id'), 'req-9');
-    const c = await u.api.call('GET', '/protocol/nothing-here', undefined, { 'x-correlation-id': 'bad id with spaces' });
+    const c = await u.api.call('GET', '/protocol/nothing-here', undefined, {
+      'x-correlation-id': 'bad id with spaces',
+    });
     t.regex(c.headers.get('x-correlation-id') ?? '', /^[0-9a-f-]{36}$/);
   });
 

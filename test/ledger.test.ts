@@ -41,7 +41,11 @@ for (const kind of DB_KINDS) {
     test.before(async () => {
       db = await createTestDatabase(kind);
       dataDir = mkdtempSync(join(tmpdir(), 'payroute-ledger-'));
-      const config = loadConfig({ DATABASE_URL: db.url, DATA_DIR: dataDir, SECRETS_KEY: randomBytes(32).toString('hex') });
+      const config = loadConfig({
+        DATABASE_URL: db.url,
+        DATA_DIR: dataDir,
+        SECRETS_KEY: randomBytes(32).toString('hex'),
+      });
       ctx = await createContext(config, createLogger({ LOG_LEVEL: 'warn' }, 'test'), { migrate: true });
     });
     test.after.always(async () => {
@@ -57,7 +61,10 @@ for (const kind of DB_KINDS) {
   const journal = async (where: string, params: unknown[]) =>
     (await c()
       .db.em()
-      .execute(`select address, asset, cast(delta as text) as delta, kind, reference, tx_id from token_ledger where ${where}`, params)) as {
+      .execute(
+        `select address, asset, cast(delta as text) as delta, kind, reference, tx_id from token_ledger where ${where}`,
+        params,
+      )) as {
       address: string;
       asset: string;
       delta: string;
@@ -128,20 +135,31 @@ for (const kind of DB_KINDS) {
     t.is((await journal('address in (?, ?)', [r1, r2])).length, 0);
     // An address that never held the asset cannot pay at all.
     await t.throwsAsync(
-      c().db.sql.transaction((tx) => applyMovements(tx, [{ from: addr(), to: r1, asset: ASSET, amount: 1n, kind: 'x' }], new Date())),
+      c().db.sql.transaction((tx) =>
+        applyMovements(tx, [{ from: addr(), to: r1, asset: ASSET, amount: 1n, kind: 'x' }], new Date()),
+      ),
       { instanceOf: InsufficientFunds },
     );
     // Nor with another asset's balance.
     await t.throwsAsync(
-      c().db.sql.transaction((tx) => applyMovements(tx, [{ from: payer, to: r1, asset: EURC, amount: 1n, kind: 'x' }], new Date())),
+      c().db.sql.transaction((tx) =>
+        applyMovements(tx, [{ from: payer, to: r1, asset: EURC, amount: 1n, kind: 'x' }], new Date()),
+      ),
       { instanceOf: InsufficientFunds },
     );
     // Nor to itself: a self-transfer nets to zero but still needs the balance (it would revert on chain).
-    const self = (amount: bigint) => [{ from: payer, to: payer, asset: ASSET, amount, kind: 'self', reference: `self-${amount}` }];
-    await t.throwsAsync(c().db.sql.transaction((tx) => applyMovements(tx, self(1001n), new Date())), { instanceOf: InsufficientFunds });
+    const self = (amount: bigint) => [
+      { from: payer, to: payer, asset: ASSET, amount, kind: 'self', reference: `self-${amount}` },
+    ];
+    await t.throwsAsync(
+      c().db.sql.transaction((tx) => applyMovements(tx, self(1001n), new Date())),
+      { instanceOf: InsufficientFunds },
+    );
     const empty = addr();
     await t.throwsAsync(
-      c().db.sql.transaction((tx) => applyMovements(tx, [{ from: empty, to: empty, asset: ASSET, amount: 1n, kind: 'self' }], new Date())),
+      c().db.sql.transaction((tx) =>
+        applyMovements(tx, [{ from: empty, to: empty, asset: ASSET, amount: 1n, kind: 'self' }], new Date()),
+      ),
       { instanceOf: InsufficientFunds },
     );
     await c().db.sql.transaction((tx) => applyMovements(tx, self(1000n), new Date()));
@@ -149,24 +167,32 @@ for (const kind of DB_KINDS) {
     t.deepEqual((await journal('reference = ?', ['self-1000'])).map((r) => r.delta).sort(), ['-1000', '1000']);
   });
 
-  register(`[${kind}] a self-payment with a fee leg beside payments the other way: no deadlock (locks in address order)`, async (t) => {
-    // F sorts before A: the self-payment's balance check on A used to lock A before F, while F -> A locks F, then A.
-    const F = `0x0000${addr().slice(6)}`;
-    const A = `0xffff${addr().slice(6)}`;
-    await faucet(c(), A, ASSET, 1_000_000n);
-    await faucet(c(), F, ASSET, 1_000_000n);
-    const selfWithFee = [
-      { from: A, to: A, asset: ASSET, amount: 10n, kind: 'router' },
-      { from: A, to: F, asset: ASSET, amount: 1n, kind: 'router_fee' },
-    ];
-    const back = [{ from: F, to: A, asset: ASSET, amount: 1n, kind: 'x' }];
-    const results = await Promise.allSettled(
-      Array.from({ length: 100 }, (_, i) => c().db.sql.transaction((tx) => applyMovements(tx, i % 2 === 0 ? selfWithFee : back, new Date()))),
-    );
-    t.deepEqual(results.filter((r) => r.status === 'rejected').map((r) => String((r as PromiseRejectedResult).reason)), []);
-    t.is(await balanceOf(c(), A, ASSET), 1_000_000n);
-    t.is(await balanceOf(c(), F, ASSET), 1_000_000n);
-  });
+  register(
+    `[${kind}] a self-payment with a fee leg beside payments the other way: no deadlock (locks in address order)`,
+    async (t) => {
+      // F sorts before A: the self-payment's balance check on A used to lock A before F, while F -> A locks F, then A.
+      const F = `0x0000${addr().slice(6)}`;
+      const A = `0xffff${addr().slice(6)}`;
+      await faucet(c(), A, ASSET, 1_000_000n);
+      await faucet(c(), F, ASSET, 1_000_000n);
+      const selfWithFee = [
+        { from: A, to: A, asset: ASSET, amount: 10n, kind: 'router' },
+        { from: A, to: F, asset: ASSET, amount: 1n, kind: 'router_fee' },
+      ];
+      const back = [{ from: F, to: A, asset: ASSET, amount: 1n, kind: 'x' }];
+      const results = await Promise.allSettled(
+        Array.from({ length: 100 }, (_, i) =>
+          c().db.sql.transaction((tx) => applyMovements(tx, i % 2 === 0 ? selfWithFee : back, new Date())),
+        ),
+      );
+      t.deepEqual(
+        results.filter((r) => r.status === 'rejected').map((r) => String((r as PromiseRejectedResult).reason)),
+        [],
+      );
+      t.is(await balanceOf(c(), A, ASSET), 1_000_000n);
+      t.is(await balanceOf(c(), F, ASSET), 1_000_000n);
+    },
+  );
 
   register(`[${kind}] 50 parallel transfers from one wallet funding exactly 13: exactly 13 succeed`, async (t) => {
     const payer = addr();
@@ -178,7 +204,9 @@ for (const kind of DB_KINDS) {
         const m = [{ from: payer, to, asset: ASSET, amount: 77n, kind: 'order' }];
         return i % 2 === 0
           ? c().db.sql.transaction((tx) => applyMovements(tx, m, new Date()))
-          : c().db.em().transactional((tx) => applyMovements(emSql(tx, c().db.dialect), m, new Date()));
+          : c()
+              .db.em()
+              .transactional((tx) => applyMovements(emSql(tx, c().db.dialect), m, new Date()));
       }),
     );
     t.is(results.filter((r) => r.status === 'fulfilled').length, 13);
@@ -193,10 +221,15 @@ for (const kind of DB_KINDS) {
     const b = addr();
     const big = 2n ** 62n + 3n;
     await faucet(c(), a, ASSET, big);
-    await c().db.sql.transaction((tx) => applyMovements(tx, [{ from: a, to: b, asset: ASSET, amount: big - 1n, kind: 'x' }], new Date()));
+    await c().db.sql.transaction((tx) =>
+      applyMovements(tx, [{ from: a, to: b, asset: ASSET, amount: big - 1n, kind: 'x' }], new Date()),
+    );
     const rows = (await c()
       .db.em()
-      .execute('select address, cast(balance as text) as b from token_balance where address in (?, ?)', [a, b])) as { address: string; b: string }[];
+      .execute('select address, cast(balance as text) as b from token_balance where address in (?, ?)', [a, b])) as {
+      address: string;
+      b: string;
+    }[];
     t.deepEqual(Object.fromEntries(rows.map((r) => [r.address, r.b])), { [a]: '1', [b]: (big - 1n).toString() });
     t.is(sumOf(await journal('address = ?', [b])), big - 1n);
   });

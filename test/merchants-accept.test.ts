@@ -9,7 +9,12 @@ import test from 'ava';
 import { type Hex, getAddress } from 'viem';
 import { type TransferAuthorization, signAuthorization } from '../shared/protocols/eip3009.js';
 import * as Challenge from '../shared/protocols/mpp/Challenge.js';
-import { type MppChoice, buildMppCredential, chooseMppChallenge, mppAuthorization } from '../shared/protocols/mpp/EvmCharge.js';
+import {
+  type MppChoice,
+  buildMppCredential,
+  chooseMppChallenge,
+  mppAuthorization,
+} from '../shared/protocols/mpp/EvmCharge.js';
 import * as Receipt from '../shared/protocols/mpp/Receipt.js';
 import { buildPaymentCredential, choosePayment } from '../shared/protocols/payment.js';
 import {
@@ -65,8 +70,21 @@ async function call(url: string, headers: Record<string, string> = {}): Promise<
 }
 
 /** The mistakes a broken buyer (or an attacker replaying or editing a credential) could make. */
-type Bad = 'flipped signature byte' | 'wrong EIP-712 name' | 'wrong EIP-712 version' | 'amount - 1' | 'reused nonce' | 'expired validBefore';
-const BAD: readonly Bad[] = ['flipped signature byte', 'wrong EIP-712 name', 'wrong EIP-712 version', 'amount - 1', 'reused nonce', 'expired validBefore'];
+type Bad =
+  | 'flipped signature byte'
+  | 'wrong EIP-712 name'
+  | 'wrong EIP-712 version'
+  | 'amount - 1'
+  | 'reused nonce'
+  | 'expired validBefore';
+const BAD: readonly Bad[] = [
+  'flipped signature byte',
+  'wrong EIP-712 name',
+  'wrong EIP-712 version',
+  'amount - 1',
+  'reused nonce',
+  'expired validBefore',
+];
 
 /** Signs `auth`, applying the signing-side mistakes. */
 function sign(auth: TransferAuthorization, token: typeof USDC, bad: Bad | undefined): Hex {
@@ -86,7 +104,12 @@ function sign(auth: TransferAuthorization, token: typeof USDC, bad: Bad | undefi
 }
 
 /** Replaces r with zero: a signature no curve point matches (recovery itself fails). */
-function zeroR(value: string, decode: (v: string) => string, encode: (v: string) => string, path: (o: any) => { signature: string }): string {
+function zeroR(
+  value: string,
+  decode: (v: string) => string,
+  encode: (v: string) => string,
+  path: (o: any) => { signature: string },
+): string {
   const o = JSON.parse(decode(value));
   const holder = path(o);
   holder.signature = `0x${'00'.repeat(32)}${holder.signature.slice(66)}`;
@@ -129,7 +152,10 @@ async function payX402V2(url: string, o: { bad?: Bad; reuse?: Hex; only?: 'EURC'
   if (header === null) throw new Error('no PAYMENT-REQUIRED');
   const pr = decodePaymentRequiredV2(header);
   if (pr.type !== 'decoded') throw new Error(pr.reason);
-  const accepts = o.only === 'EURC' ? pr.value.accepts.filter((a) => String(a.asset).toLowerCase() === EURC.address.toLowerCase()) : pr.value.accepts;
+  const accepts =
+    o.only === 'EURC'
+      ? pr.value.accepts.filter((a) => String(a.asset).toLowerCase() === EURC.address.toLowerCase())
+      : pr.value.accepts;
   const choice = chooseX402Option(accepts, sandbox);
   if (choice.type !== 'chosen') throw new Error(choice.message);
   const auth = mutate(x402Authorization({ version: 2, choice, from: BUYER }), o.bad, o.reuse);
@@ -215,7 +241,12 @@ async function payX402V1(url: string, o: { bad?: Bad; reuse?: Hex } = {}): Promi
   const choice = chooseX402Option(pr.value.accepts, sandbox);
   if (choice.type !== 'chosen') throw new Error(choice.message);
   const auth = mutate(x402Authorization({ version: 1, choice, from: BUYER }), o.bad, o.reuse);
-  const cred = buildX402Payment({ version: 1, option: choice.option, authorization: auth, signature: sign(auth, choice.asset, o.bad) });
+  const cred = buildX402Payment({
+    version: 1,
+    option: choice.option,
+    authorization: auth,
+    signature: sign(auth, choice.asset, o.bad),
+  });
   if (cred.name !== 'X-PAYMENT') throw new Error(`v1 credential header is ${cred.name}`);
   return { answer: await call(url, { [cred.name]: cred.value }), choice, auth };
 }
@@ -294,9 +325,15 @@ async function payMpp(url: string, o: { bad?: Bad; reuseChallenge?: string } = {
   const choice = chooseMppChallenge(parsed.value.challenges, sandbox);
   if (choice.type !== 'chosen') throw new Error(choice.message);
   let auth = mppAuthorization({ choice, from: BUYER });
-  if (o.bad === 'reused nonce') auth = { ...auth, validBefore: auth.validBefore - 1n }; // new signature, same challenge nonce
+  if (o.bad === 'reused nonce')
+    auth = { ...auth, validBefore: auth.validBefore - 1n }; // new signature, same challenge nonce
   else auth = mutate(auth, o.bad, undefined);
-  const cred = buildMppCredential({ challenge: choice.challenge, chainId: choice.chainId, authorization: auth, signature: sign(auth, choice.asset, o.bad) });
+  const cred = buildMppCredential({
+    challenge: choice.challenge,
+    chainId: choice.chainId,
+    authorization: auth,
+    signature: sign(auth, choice.asset, o.bad),
+  });
   return { answer: await call(url, { [cred.name]: cred.value }), choice, auth };
 }
 
@@ -366,7 +403,10 @@ for (const bad of BAD) {
     }
     const before = chain.balanceOf(USDC.address, MERCHANT_MPP);
     const transfers = chain.transfers.length;
-    const { answer, auth } = await payMpp(mpp.url + mpp.paidPath, { bad, ...(reuseChallenge === undefined ? {} : { reuseChallenge }) });
+    const { answer, auth } = await payMpp(mpp.url + mpp.paidPath, {
+      bad,
+      ...(reuseChallenge === undefined ? {} : { reuseChallenge }),
+    });
     t.is(answer.status, 402, answer.body);
     t.is(answer.headers.get(Receipt.RECEIPT_HEADER), null, 'no receipt');
     t.false(answer.body.includes('"answer"'), 'the paid content is not served');
@@ -412,7 +452,13 @@ for (const [name, merchant, receiptHeader, expected] of [
 test.serial('choosePayment pays the mppx merchant by MPP when its x402 offer is not fundable', async (t) => {
   const unpaid = await call(mpp.url + mpp.paidPath);
   // Strip the x402 offer, as if its network were not funded here: MPP is the fallback.
-  const choice = choosePayment({ header: (n) => (n.toLowerCase() === 'payment-required' ? undefined : (unpaid.headers.get(n) ?? undefined)), body: unpaid.body }, sandbox);
+  const choice = choosePayment(
+    {
+      header: (n) => (n.toLowerCase() === 'payment-required' ? undefined : (unpaid.headers.get(n) ?? undefined)),
+      body: unpaid.body,
+    },
+    sandbox,
+  );
   if (choice.type === 'none') return t.fail(choice.message);
   t.is(choice.type, 'mpp');
   const paid = buildPaymentCredential(choice, { address: BUYER, privateKey: BUYER_KEY });

@@ -59,7 +59,21 @@ test('Amount accepts exactly the canonical decimal strings within int64, and the
     opts,
   );
   for (const ok of ['0', '1', '1000000', MAX_INT64.toString()]) t.true(Amount.safeParse(ok).success, ok);
-  for (const bad of ['', '-0', '-1', '01', '1.0', '1.5', '1e6', ' 1', '1 ', '+1', 'abc', '0x10', (MAX_INT64 + 1n).toString()]) {
+  for (const bad of [
+    '',
+    '-0',
+    '-1',
+    '01',
+    '1.0',
+    '1.5',
+    '1e6',
+    ' 1',
+    '1 ',
+    '+1',
+    'abc',
+    '0x10',
+    (MAX_INT64 + 1n).toString(),
+  ]) {
     t.false(Amount.safeParse(bad).success, JSON.stringify(bad));
   }
 });
@@ -99,8 +113,9 @@ test('every int64 value survives toWire -> Amount; anything above MAX_INT64 is r
 
 test('other JSON types are refused; PositiveAmount is Amount without 0', (t) => {
   fc.assert(
-    fc.property(fc.oneof(fc.boolean(), fc.constant(null), fc.array(fc.nat()), fc.object(), fc.constant(undefined)), (v) =>
-      !Amount.safeParse(v).success,
+    fc.property(
+      fc.oneof(fc.boolean(), fc.constant(null), fc.array(fc.nat()), fc.object(), fc.constant(undefined)),
+      (v) => !Amount.safeParse(v).success,
     ),
     opts,
   );
@@ -161,7 +176,13 @@ test('fromColumn returns a bigint or throws TypeError, never anything else', (t)
     }),
     opts,
   );
-  fc.assert(fc.property(fc.bigInt({ min: -MAX_INT64 - 1n, max: MAX_INT64 }), (b) => fromColumn(b.toString()) === b && fromColumn(b) === b), opts);
+  fc.assert(
+    fc.property(
+      fc.bigInt({ min: -MAX_INT64 - 1n, max: MAX_INT64 }),
+      (b) => fromColumn(b.toString()) === b && fromColumn(b) === b,
+    ),
+    opts,
+  );
   t.throws(() => fromColumn(2 ** 60), { instanceOf: TypeError }, 'an unsafe number lost precision already');
   t.throws(() => fromColumn(1.5), { instanceOf: TypeError });
   t.is(sum([1n, 2n, 3n]), 6n);

@@ -1,10 +1,26 @@
 import type { ExecutionContext } from 'ava';
 import type { ApiResponse } from './support/http.js';
 import { forEachDb } from './support/matrix.js';
-import { TOKEN_ADDRESS, attachPlan, createAgent, createPlan, planBody, testAddress } from './support/registry-builders.js';
+import {
+  TOKEN_ADDRESS,
+  attachPlan,
+  createAgent,
+  createPlan,
+  planBody,
+  testAddress,
+} from './support/registry-builders.js';
 
 const PLAN_KEYS = [
-  'accessLimit', 'createdAt', 'creditsConfig', 'description', 'isOwner', 'listed', 'name', 'planId', 'priceConfig', 'updatedAt',
+  'accessLimit',
+  'createdAt',
+  'creditsConfig',
+  'description',
+  'isOwner',
+  'listed',
+  'name',
+  'planId',
+  'priceConfig',
+  'updatedAt',
 ];
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const MAX_INT64 = '9223372036854775807';
@@ -26,12 +42,20 @@ forEachDb(({ stack, test }) => {
   test('POST /protocol/plans returns the plan record: string amounts, checksummed addresses; 401 without a key', async (t) => {
     const { api } = await stack().user();
     const receivers = [testAddress(1), '0x209693bc6afc0c5328ba36faf03c514ef312287c'];
-    const r = await api.post('/protocol/plans', planBody({
-      name: 'Pro',
-      priceConfig: { priceType: 'FIXED_PRICE', tokenAddress: TOKEN_ADDRESS.toLowerCase(), amounts: [1500000, '9223372036000000000'], receivers },
-      creditsConfig: { creditsType: 'FIXED', amount: 100, minAmount: '5' },
-      accessLimit: undefined,
-    }));
+    const r = await api.post(
+      '/protocol/plans',
+      planBody({
+        name: 'Pro',
+        priceConfig: {
+          priceType: 'FIXED_PRICE',
+          tokenAddress: TOKEN_ADDRESS.toLowerCase(),
+          amounts: [1500000, '9223372036000000000'],
+          receivers,
+        },
+        creditsConfig: { creditsType: 'FIXED', amount: 100, minAmount: '5' },
+        accessLimit: undefined,
+      }),
+    );
     t.is(r.status, 200, r.text);
     t.deepEqual(Object.keys(r.body).sort(), PLAN_KEYS);
     t.regex(r.body.planId, /^[1-9][0-9]*$/);
@@ -48,7 +72,10 @@ forEachDb(({ stack, test }) => {
     const g = await api.get(`/protocol/plans/${r.body.planId}`);
     t.deepEqual(g.body, r.body, 'reads back identically');
 
-    const huge = await api.post('/protocol/plans', planBody({ creditsConfig: { creditsType: 'FIXED', amount: MAX_INT64, minAmount: MAX_INT64 } }));
+    const huge = await api.post(
+      '/protocol/plans',
+      planBody({ creditsConfig: { creditsType: 'FIXED', amount: MAX_INT64, minAmount: MAX_INT64 } }),
+    );
     t.is(huge.status, 200, 'the largest 64-bit amount is stored exactly');
     const exact = { creditsType: 'FIXED', amount: MAX_INT64, minAmount: MAX_INT64 };
     t.deepEqual((await api.get(`/protocol/plans/${huge.body.planId}`)).body.creditsConfig, exact);
@@ -60,7 +87,11 @@ forEachDb(({ stack, test }) => {
     t.deepEqual((await api.get(`/protocol/agents/${agent.agentId}`)).body.plans[0].creditsConfig, exact);
     t.deepEqual((await api.get(`/protocol/agents/${agent.agentId}/plans`)).body.plans[0].creditsConfig, exact);
 
-    const anon = await fetch(`${stack().baseUrl}/protocol/plans`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    const anon = await fetch(`${stack().baseUrl}/protocol/plans`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    });
     t.is(anon.status, 401);
   });
 
@@ -77,7 +108,10 @@ forEachDb(({ stack, test }) => {
       ['other priceType', planBody({ priceConfig: price({ priceType: 'DYNAMIC' }) })],
       ['bad token address', planBody({ priceConfig: price({ tokenAddress: '0x1234' }) })],
       ['token address without 0x', planBody({ priceConfig: price({ tokenAddress: TOKEN_ADDRESS.slice(2) }) })],
-      ['bad checksum', planBody({ priceConfig: price({ tokenAddress: '0x036CbD53842c5426634e7929541eC2318f3dCF7E' }) })],
+      [
+        'bad checksum',
+        planBody({ priceConfig: price({ tokenAddress: '0x036CbD53842c5426634e7929541eC2318f3dCF7E' }) }),
+      ],
       ['negative amount', planBody({ priceConfig: price({ amounts: [-1] }) })],
       ['negative amount string', planBody({ priceConfig: price({ amounts: ['-1'] }) })],
       ['amount over 64 bits', planBody({ priceConfig: price({ amounts: ['99999999999999999999'] }) })],
@@ -90,11 +124,28 @@ forEachDb(({ stack, test }) => {
       ['hex string', planBody({ priceConfig: price({ amounts: ['0x10'] }) })],
       ['amount is null', planBody({ priceConfig: price({ amounts: [null] }) })],
       ['amount is boolean', planBody({ priceConfig: price({ amounts: [true] }) })],
-      ['total over 64 bits', planBody({ priceConfig: price({ amounts: [MAX_INT64, '1'], receivers: [testAddress(1), testAddress(2)] }) })],
-      ['more receivers than amounts', planBody({ priceConfig: price({ amounts: ['1'], receivers: [testAddress(1), testAddress(2)] }) })],
-      ['more amounts than receivers', planBody({ priceConfig: price({ amounts: ['1', '2'], receivers: [testAddress(1)] }) })],
+      [
+        'total over 64 bits',
+        planBody({ priceConfig: price({ amounts: [MAX_INT64, '1'], receivers: [testAddress(1), testAddress(2)] }) }),
+      ],
+      [
+        'more receivers than amounts',
+        planBody({ priceConfig: price({ amounts: ['1'], receivers: [testAddress(1), testAddress(2)] }) }),
+      ],
+      [
+        'more amounts than receivers',
+        planBody({ priceConfig: price({ amounts: ['1', '2'], receivers: [testAddress(1)] }) }),
+      ],
       ['no receivers', planBody({ priceConfig: price({ amounts: [], receivers: [] }) })],
-      ['11 receivers', planBody({ priceConfig: price({ amounts: Array(11).fill('1'), receivers: Array.from({ length: 11 }, (_, i) => testAddress(i + 1)) }) })],
+      [
+        '11 receivers',
+        planBody({
+          priceConfig: price({
+            amounts: Array(11).fill('1'),
+            receivers: Array.from({ length: 11 }, (_, i) => testAddress(i + 1)),
+          }),
+        }),
+      ],
       ['bad receiver', planBody({ priceConfig: price({ receivers: ['alice.eth'] }) })],
       ['receivers not an array', planBody({ priceConfig: price({ receivers: testAddress(1) }) })],
       ['missing creditsConfig', planBody({ creditsConfig: undefined })],
@@ -111,7 +162,7 @@ forEachDb(({ stack, test }) => {
     t.is((await api.get('/protocol/plans')).body.total, 0, 'nothing was created');
   });
 
-  test('GET /protocol/plans lists only the caller\'s plans, paged and sorted', async (t) => {
+  test("GET /protocol/plans lists only the caller's plans, paged and sorted", async (t) => {
     const a = await stack().user();
     const b = await stack().user();
     const names = ['gamma', 'alpha', 'beta'];
@@ -123,19 +174,31 @@ forEachDb(({ stack, test }) => {
     t.is(def.status, 200);
     t.deepEqual(Object.keys(def.body).sort(), ['offset', 'page', 'plans', 'total']);
     t.like(def.body, { total: 3, page: 1, offset: 10 });
-    t.deepEqual(def.body.plans.map((p: any) => p.planId), [...ids].reverse());
+    t.deepEqual(
+      def.body.plans.map((p: any) => p.planId),
+      [...ids].reverse(),
+    );
     for (const p of def.body.plans) t.deepEqual(Object.keys(p).sort(), PLAN_KEYS);
 
     const page2 = await a.api.get('/protocol/plans?page=2&offset=2&sortOrder=asc');
     t.like(page2.body, { total: 3, page: 2, offset: 2 });
-    t.deepEqual(page2.body.plans.map((p: any) => p.planId), [ids[2]]);
+    t.deepEqual(
+      page2.body.plans.map((p: any) => p.planId),
+      [ids[2]],
+    );
     const byName = await a.api.get('/protocol/plans?sortBy=name&sortOrder=asc');
-    t.deepEqual(byName.body.plans.map((p: any) => p.name), ['alpha', 'beta', 'gamma']);
+    t.deepEqual(
+      byName.body.plans.map((p: any) => p.name),
+      ['alpha', 'beta', 'gamma'],
+    );
 
     // Updating a plan moves it to the front when sorted by updatedAt.
     await a.api.put(`/protocol/plans/${ids[0]}`, { description: 'touched' });
     const byUpdated = await a.api.get('/protocol/plans?sortBy=updatedAt&offset=1');
-    t.deepEqual(byUpdated.body.plans.map((p: any) => p.planId), [ids[0]]);
+    t.deepEqual(
+      byUpdated.body.plans.map((p: any) => p.planId),
+      [ids[0]],
+    );
 
     t.is((await b.api.get('/protocol/plans')).body.total, 1);
     for (const q of ['page=0', 'offset=0', 'offset=500', 'sortBy=price', 'sortOrder=random']) {
@@ -168,7 +231,12 @@ forEachDb(({ stack, test }) => {
     const plan = await createPlan(a.api);
     const path = `/protocol/plans/${plan.planId}`;
 
-    const priceConfig = { priceType: 'FIXED_PRICE', tokenAddress: TOKEN_ADDRESS, amounts: ['7', 0], receivers: [testAddress(7), testAddress(8)] };
+    const priceConfig = {
+      priceType: 'FIXED_PRICE',
+      tokenAddress: TOKEN_ADDRESS,
+      amounts: ['7', 0],
+      receivers: [testAddress(7), testAddress(8)],
+    };
     const r = await a.api.put(path, { name: 'New name', priceConfig });
     t.is(r.status, 200, r.text);
     t.deepEqual(r.body, { success: true });
@@ -234,16 +302,25 @@ forEachDb(({ stack, test }) => {
     t.is(all.status, 200);
     t.deepEqual(Object.keys(all.body).sort(), ['agents', 'offset', 'page', 'total']);
     t.like(all.body, { total: 3, page: 1, offset: 10 });
-    t.deepEqual(all.body.agents.map((x: any) => x.agentId), [g2, g1, g0]);
+    t.deepEqual(
+      all.body.agents.map((x: any) => x.agentId),
+      [g2, g1, g0],
+    );
     t.true(all.body.agents[0].isOwner);
     const paged = await a.api.get(`${path}?page=2&offset=2`);
     t.like(paged.body, { total: 3, page: 2, offset: 2 });
-    t.deepEqual(paged.body.agents.map((x: any) => x.agentId), [g0]);
+    t.deepEqual(
+      paged.body.agents.map((x: any) => x.agentId),
+      [g0],
+    );
 
     await a.api.put(`/protocol/agents/${g1}/list/false`);
     const others = await b.api.get(path);
     t.is(others.body.total, 2);
-    t.deepEqual(others.body.agents.map((x: any) => x.agentId), [g2, g0]);
+    t.deepEqual(
+      others.body.agents.map((x: any) => x.agentId),
+      [g2, g0],
+    );
     t.false(others.body.agents[0].isOwner);
 
     const lonely = await createPlan(a.api);

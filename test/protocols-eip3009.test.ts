@@ -32,7 +32,10 @@ const randomAddress = (): string => bytesToHex(randomBytes(20));
 const randomUint = (bits: number): bigint => BigInt(bytesToHex(randomBytes(bits / 8)));
 
 test('native signatures equal viem signTypedData for 200 random inputs, on every token of both environments', async (t) => {
-  const tokens = [...SANDBOX.assets.map((a) => ({ a, chainId: SANDBOX.chainId })), ...LIVE.assets.map((a) => ({ a, chainId: LIVE.chainId }))];
+  const tokens = [
+    ...SANDBOX.assets.map((a) => ({ a, chainId: SANDBOX.chainId })),
+    ...LIVE.assets.map((a) => ({ a, chainId: LIVE.chainId })),
+  ];
   for (let i = 0; i < 200; i++) {
     const key = randomKey();
     const { a, chainId } = tokens[i % tokens.length] ?? { a: SANDBOX.assets[0], chainId: SANDBOX.chainId };
@@ -48,7 +51,8 @@ test('native signatures equal viem signTypedData for 200 random inputs, on every
     const native = signAuthorization(key, auth, a, chainId);
     const reference = await signAuthorizationViem(key, auth, a, chainId);
     if (native !== reference) t.fail(`input ${i}: native ${native} != viem ${reference}`);
-    if (bytesToHex(authorizationDigestBytes(auth, a, chainId)) !== authorizationDigest(auth, a, chainId)) t.fail(`input ${i}: digest differs`);
+    if (bytesToHex(authorizationDigestBytes(auth, a, chainId)) !== authorizationDigest(auth, a, chainId))
+      t.fail(`input ${i}: digest differs`);
   }
   t.pass();
 });
@@ -58,7 +62,14 @@ test('the signature is 65 bytes r || s || v with v in {27, 28} and recovers to t
   const from = privateKeyToAccount(key).address;
   const usdc = SANDBOX.assets[0];
   if (usdc === undefined) throw new Error('no USDC');
-  const auth = { from, to: randomAddress(), value: 10_000n, validAfter: 0n, validBefore: 2_000_000_000n, nonce: randomNonce() };
+  const auth = {
+    from,
+    to: randomAddress(),
+    value: 10_000n,
+    validAfter: 0n,
+    validBefore: 2_000_000_000n,
+    nonce: randomNonce(),
+  };
   const sig = signAuthorization(hexToBytes(key), auth, usdc, SANDBOX.chainId);
   t.regex(sig, /^0x[0-9a-f]{130}$/);
   t.true(sig.endsWith('1b') || sig.endsWith('1c'));
@@ -86,13 +97,23 @@ test('the x402 spec example (scheme_exact_evm.md) recovers to its from under the
   t.is<string, string>(await recoverAuthorizer(auth, signature, token, specVector.domain.chainId), a.from);
   t.is(bytesToHex(authorizationDigestBytes(auth, token, 84532)), authorizationDigest(auth, token, 84532));
   // Under the live USDC name ("USD Coin") the same signature recovers to someone else: the domain matters.
-  t.not<string, string>(await recoverAuthorizer(auth, signature, { ...token, eip712: { name: 'USD Coin', version: '2' } }, 84532), a.from);
+  t.not<string, string>(
+    await recoverAuthorizer(auth, signature, { ...token, eip712: { name: 'USD Coin', version: '2' } }, 84532),
+    a.from,
+  );
 });
 
 test('the cached digest refuses malformed input instead of hashing garbage', (t) => {
   const usdc = SANDBOX.assets[0];
   if (usdc === undefined) throw new Error('no USDC');
-  const ok = { from: randomAddress(), to: randomAddress(), value: 1n, validAfter: 0n, validBefore: 1n, nonce: randomNonce() };
+  const ok = {
+    from: randomAddress(),
+    to: randomAddress(),
+    value: 1n,
+    validAfter: 0n,
+    validBefore: 1n,
+    nonce: randomNonce(),
+  };
   t.throws(() => authorizationDigestBytes({ ...ok, from: '0x1234' }, usdc, 84532));
   t.throws(() => authorizationDigestBytes({ ...ok, nonce: '0x12' }, usdc, 84532));
   t.throws(() => authorizationDigestBytes({ ...ok, value: -1n }, usdc, 84532));

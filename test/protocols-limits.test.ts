@@ -9,7 +9,11 @@ import * as Challenge from '../shared/protocols/mpp/Challenge.js';
 import * as PaymentRequest from '../shared/protocols/mpp/PaymentRequest.js';
 import { buildPaymentCredential, choosePayment } from '../shared/protocols/payment.js';
 import { ChoiceReason } from '../shared/protocols/reasons.js';
-import { decodePaymentRequiredV1, decodePaymentRequiredV2, decodePaymentRequiredV2Value } from '../shared/protocols/x402.js';
+import {
+  decodePaymentRequiredV1,
+  decodePaymentRequiredV2,
+  decodePaymentRequiredV2Value,
+} from '../shared/protocols/x402.js';
 import { AppError } from '../shared/errors/app-error.js';
 import { chooseFromAnswer } from '../shared/router/choose.js';
 import type { RouterContext } from '../shared/router/context.js';
@@ -83,7 +87,10 @@ test('PAYMENT-REQUIRED with extensions nested 4,200 levels: invalid, choosePayme
   t.true(header.length > 11_000 && header.length < 64 * 1024, 'fits the header limit: only the depth refuses it');
   const d = decodePaymentRequiredV2(header);
   t.deepEqual(d, { type: 'invalid', reason: `PAYMENT-REQUIRED is nested deeper than ${MAX_JSON_DEPTH} levels` });
-  const r = choosePayment({ header: (n) => (n.toLowerCase() === 'payment-required' ? header : undefined) }, { environment: 'sandbox' });
+  const r = choosePayment(
+    { header: (n) => (n.toLowerCase() === 'payment-required' ? header : undefined) },
+    { environment: 'sandbox' },
+  );
   if (r.type !== 'none') return t.fail('a deep offer was chosen');
   t.is(r.reason, ChoiceReason.malformedOption);
   t.is(r.code, 'BCK.ROUTER.0001');
@@ -96,30 +103,48 @@ test('the depth bound is exact: extensions reaching MAX_JSON_DEPTH decode and ar
   t.is(decodePaymentRequiredV2(deepRequiredHeader(MAX_JSON_DEPTH - 1)).type, 'invalid');
   // What is accepted is echoed by the credential without trouble.
   const header = deepRequiredHeader(MAX_JSON_DEPTH - 2);
-  const choice = choosePayment({ header: (n) => (n.toLowerCase() === 'payment-required' ? header : undefined) }, { environment: 'sandbox' });
+  const choice = choosePayment(
+    { header: (n) => (n.toLowerCase() === 'payment-required' ? header : undefined) },
+    { environment: 'sandbox' },
+  );
   if (choice.type === 'none') return t.fail(choice.message);
   const paid = buildPaymentCredential(choice, { address: PAYER, privateKey: KEY }, 1_700_000_000);
   t.is(paid.credential.name, 'PAYMENT-SIGNATURE');
-  const echoed = JSON.parse(Buffer.from(paid.credential.value, 'base64').toString('utf8')) as { extensions: { x: unknown } };
+  const echoed = JSON.parse(Buffer.from(paid.credential.value, 'base64').toString('utf8')) as {
+    extensions: { x: unknown };
+  };
   t.deepEqual(echoed.extensions.x, nested(MAX_JSON_DEPTH - 2));
 });
 
 test('a deep v1 body and a deep mode A value are refused the same way', (t) => {
   const body = `{"x402Version":1,"accepts":[{"scheme":"exact","deep":${nestedText(5_000)}}]}`;
-  t.deepEqual(decodePaymentRequiredV1(body), { type: 'invalid', reason: `the 402 body is nested deeper than ${MAX_JSON_DEPTH} levels` });
-  const value = { x402Version: 2, accepts: [v2Option], resource: { url: 'https://m.test/', deep: JSON.parse(nestedText(5_000)) as unknown } };
-  t.deepEqual(decodePaymentRequiredV2Value(value), { type: 'invalid', reason: `PAYMENT-REQUIRED is nested deeper than ${MAX_JSON_DEPTH} levels` });
+  t.deepEqual(decodePaymentRequiredV1(body), {
+    type: 'invalid',
+    reason: `the 402 body is nested deeper than ${MAX_JSON_DEPTH} levels`,
+  });
+  const value = {
+    x402Version: 2,
+    accepts: [v2Option],
+    resource: { url: 'https://m.test/', deep: JSON.parse(nestedText(5_000)) as unknown },
+  };
+  t.deepEqual(decodePaymentRequiredV2Value(value), {
+    type: 'invalid',
+    reason: `PAYMENT-REQUIRED is nested deeper than ${MAX_JSON_DEPTH} levels`,
+  });
 });
 
 test('router choosing (mode B): a deep PAYMENT-REQUIRED or v1 body is a 400 BCK.ROUTER.0001, not a RangeError', (t) => {
   // EURC first: the delegation pays USD, so choosing narrows the offer and used to re-encode it (JSON.stringify).
   const header = deepRequiredHeader(4_200, [eurcOption, v2Option]);
-  const fromHeader = t.throws(() => chooseFromAnswer(rc, delegation, { header: (n) => (n.toLowerCase() === 'payment-required' ? header : undefined) }));
+  const fromHeader = t.throws(() =>
+    chooseFromAnswer(rc, delegation, { header: (n) => (n.toLowerCase() === 'payment-required' ? header : undefined) }),
+  );
   t.true(fromHeader instanceof AppError);
   t.is((fromHeader as AppError).code, 'BCK.ROUTER.0001');
   t.is((fromHeader as AppError).httpStatus, 400);
   t.is((fromHeader as AppError).params.reason, ChoiceReason.malformedOption);
-  const v1 = (o: Record<string, unknown>) => JSON.stringify({ ...o, network: 'base-sepolia', maxAmountRequired: '10000', amount: undefined });
+  const v1 = (o: Record<string, unknown>) =>
+    JSON.stringify({ ...o, network: 'base-sepolia', maxAmountRequired: '10000', amount: undefined });
   const body = `{"x402Version":1,"accepts":[${v1(eurcOption)},${v1(v2Option)}],"x":${nestedText(4_200)}}`;
   const fromBody = t.throws(() => chooseFromAnswer(rc, delegation, { header: () => undefined, body }));
   t.is((fromBody as AppError).code, 'BCK.ROUTER.0001');
@@ -128,8 +153,14 @@ test('router choosing (mode B): a deep PAYMENT-REQUIRED or v1 body is a 400 BCK.
 
 test('an MPP request nested too deeply is invalid', (t) => {
   const encoded = encodeBase64Url(`{"amount":"1","x":${nestedText(MAX_JSON_DEPTH)}}`);
-  t.deepEqual(PaymentRequest.deserialize(encoded), { type: 'invalid', reason: `request is nested deeper than ${MAX_JSON_DEPTH} levels` });
-  t.is(PaymentRequest.deserialize(encodeBase64Url(`{"amount":"1","x":${nestedText(MAX_JSON_DEPTH - 1)}}`)).type, 'decoded');
+  t.deepEqual(PaymentRequest.deserialize(encoded), {
+    type: 'invalid',
+    reason: `request is nested deeper than ${MAX_JSON_DEPTH} levels`,
+  });
+  t.is(
+    PaymentRequest.deserialize(encodeBase64Url(`{"amount":"1","x":${nestedText(MAX_JSON_DEPTH - 1)}}`)).type,
+    'decoded',
+  );
 });
 
 // -------------------------------------------------------------------------------------------------------------
@@ -168,7 +199,10 @@ test('documented limit: a valid challenge after the 16th is not seen; as the 16t
   const junk = (n: number) => Array.from({ length: n }, () => 'Payment').join(', ');
   const at16 = Challenge.deserializeList(`${junk(Challenge.MAX_CHALLENGES - 1)}, ${validChallenge('sixteenth')}`);
   if (at16.type !== 'decoded') return t.fail(at16.reason);
-  t.deepEqual(at16.value.challenges.map((c) => c.id), ['sixteenth']);
+  t.deepEqual(
+    at16.value.challenges.map((c) => c.id),
+    ['sixteenth'],
+  );
   const at17 = Challenge.deserializeList(`${junk(Challenge.MAX_CHALLENGES)}, ${validChallenge('seventeenth')}`);
   t.is(at17.type, 'invalid');
   // Challenges of other schemes count too: the bound is on the work, whatever the scheme.
@@ -179,7 +213,9 @@ test('documented limit: a valid challenge after the 16th is not seen; as the 16t
 // -------------------------------------------------------------------------------------------------------------
 // The `header` parameter of an MPP challenge (mppx `requiresAuth`: `Payment-Authorization`)
 
-const mppAnswer = (www: string) => ({ header: (n: string) => (n.toLowerCase() === 'www-authenticate' ? www : undefined) });
+const mppAnswer = (www: string) => ({
+  header: (n: string) => (n.toLowerCase() === 'www-authenticate' ? www : undefined),
+});
 
 test('router choosing: header="Payment-Authorization" is paid under that field', (t) => {
   const choice = chooseFromAnswer(rc, delegation, mppAnswer(validChallenge('pa', 'Payment-Authorization')));
@@ -230,15 +266,28 @@ test('router choosing: a header naming a forbidden field is refused before any p
     t.true((e as AppError).details.includes(`header ${name}`), (e as AppError).details);
   }
   // Another challenge of the same 402 without the bad field is still paid.
-  const both = chooseFromAnswer(rc, delegation, mppAnswer(`${validChallenge('bad', 'Host')}, ${validChallenge('good')}`));
+  const both = chooseFromAnswer(
+    rc,
+    delegation,
+    mppAnswer(`${validChallenge('bad', 'Host')}, ${validChallenge('good')}`),
+  );
   t.is(both.type === 'mpp' ? both.choice.challenge.id : undefined, 'good');
 });
 
 test('credentialHeaderRefusal: the credential fields and plain tokens pass; non-tokens and long names do not', (t) => {
-  for (const ok of ['Authorization', 'authorization', 'Payment-Authorization', 'PAYMENT-SIGNATURE', 'X-PAYMENT', 'X-Mpp-Credential', 'a'.repeat(64)]) {
+  for (const ok of [
+    'Authorization',
+    'authorization',
+    'Payment-Authorization',
+    'PAYMENT-SIGNATURE',
+    'X-PAYMENT',
+    'X-Mpp-Credential',
+    'a'.repeat(64),
+  ]) {
     t.is(credentialHeaderRefusal(ok), undefined, ok);
   }
-  for (const bad of ['', 'a b', 'a:b', 'a\r\nb', 'é', 'a'.repeat(65)]) t.not(credentialHeaderRefusal(bad), undefined, JSON.stringify(bad));
+  for (const bad of ['', 'a b', 'a:b', 'a\r\nb', 'é', 'a'.repeat(65)])
+    t.not(credentialHeaderRefusal(bad), undefined, JSON.stringify(bad));
 });
 
 test('scrubRequestHeaders: the credential replaces a caller field of the same name; a forbidden name is refused', (t) => {
@@ -246,15 +295,26 @@ test('scrubRequestHeaders: the credential replaces a caller field of the same na
     { 'X-Mpp-Credential': 'Payment forged', accept: 'application/json', authorization: 'Bearer caller' },
     { upstreamAuthorization: 'Bearer merchant-key', credential: { name: 'X-Mpp-Credential', value: 'Payment ours' } },
   );
-  t.deepEqual(s, { ok: true, headers: { accept: 'application/json', authorization: 'Bearer merchant-key', 'x-mpp-credential': 'Payment ours' } });
+  t.deepEqual(s, {
+    ok: true,
+    headers: { accept: 'application/json', authorization: 'Bearer merchant-key', 'x-mpp-credential': 'Payment ours' },
+  });
   const pa = scrubRequestHeaders(
     { 'payment-authorization': 'Payment forged' },
-    { upstreamAuthorization: 'Bearer merchant-key', credential: { name: 'payment-authorization', value: 'Payment ours' } },
+    {
+      upstreamAuthorization: 'Bearer merchant-key',
+      credential: { name: 'payment-authorization', value: 'Payment ours' },
+    },
   );
-  t.deepEqual(pa, { ok: true, headers: { authorization: 'Bearer merchant-key', 'payment-authorization': 'Payment ours' } });
+  t.deepEqual(pa, {
+    ok: true,
+    headers: { authorization: 'Bearer merchant-key', 'payment-authorization': 'Payment ours' },
+  });
   for (const name of FORBIDDEN) {
     const r = scrubRequestHeaders({}, { credential: { name, value: 'Payment ours' } });
     t.false(r.ok, name);
   }
-  t.throws(() => upstreamCredential({ name: 'Host', value: 'Payment x' }), { message: /unexpected credential header Host/ });
+  t.throws(() => upstreamCredential({ name: 'Host', value: 'Payment x' }), {
+    message: /unexpected credential header Host/,
+  });
 });

@@ -14,7 +14,12 @@ import { signAuthorization } from '../shared/protocols/eip3009.js';
 import { decodeBase64Url, encodeBase64Url } from '../shared/protocols/encoding.js';
 import * as Challenge from '../shared/protocols/mpp/Challenge.js';
 import * as Credential from '../shared/protocols/mpp/Credential.js';
-import { buildMppCredential, challengeNonce, chooseMppChallenge, mppAuthorization } from '../shared/protocols/mpp/EvmCharge.js';
+import {
+  buildMppCredential,
+  challengeNonce,
+  chooseMppChallenge,
+  mppAuthorization,
+} from '../shared/protocols/mpp/EvmCharge.js';
 import * as PaymentRequest from '../shared/protocols/mpp/PaymentRequest.js';
 import * as Receipt from '../shared/protocols/mpp/Receipt.js';
 import { ChoiceReason } from '../shared/protocols/reasons.js';
@@ -60,7 +65,12 @@ function fromVectorObject(o: Json): Challenge.PaymentChallenge {
 
 const wireOf = (w: unknown): string => {
   if (typeof w === 'string') return w;
-  const { prefix = '', repeat = '', count = 0, suffix = '' } = w as { prefix?: string; repeat?: string; count?: number; suffix?: string };
+  const {
+    prefix = '',
+    repeat = '',
+    count = 0,
+    suffix = '',
+  } = w as { prefix?: string; repeat?: string; count?: number; suffix?: string };
   return `${prefix}${repeat.repeat(count)}${suffix}`;
 };
 
@@ -112,7 +122,11 @@ test('vector www-authenticate/adversarial: 12,000 backslashes (and 200,000 over 
   t.true((performance.now() - start) / 20 < 5, 'well under a millisecond or so per parse');
   // Variants: closed quote after the backslashes, alternating escapes, and a value too long to look at.
   t.is(Challenge.deserialize(`${wire}"`).type, 'decoded');
-  t.is(Challenge.deserialize(`Payment id="a", realm="r", method="m", intent="c", request="e30", x="${'\\"'.repeat(5000)}`).type, 'decoded');
+  t.is(
+    Challenge.deserialize(`Payment id="a", realm="r", method="m", intent="c", request="e30", x="${'\\"'.repeat(5000)}`)
+      .type,
+    'decoded',
+  );
   const t2 = performance.now();
   t.is(Challenge.deserialize(`Payment x="${'\\'.repeat(200_000)}`).type, 'invalid');
   t.true(performance.now() - t2 < 5, 'over-long headers are refused by length');
@@ -164,14 +178,16 @@ for (const s of base64urlVectors.scenarios) {
     if (tests.parse === true) t.is(decoded, s.decoded);
     else if (tests.parse !== undefined) t.is(decoded, undefined);
     if (tests.format === true && s.decoded !== undefined) t.is(encodeBase64Url(s.decoded), s.encoded);
-    if (tests.roundtrip === true && s.decoded !== undefined) t.is(decodeBase64Url(encodeBase64Url(s.decoded)), s.decoded);
+    if (tests.roundtrip === true && s.decoded !== undefined)
+      t.is(decodeBase64Url(encodeBase64Url(s.decoded)), s.decoded);
   });
 }
 
 // -------------------------------------------------------------------------------------------------------------
 // The RFC 9110 §11.6.1 grammar beyond the vectors
 
-const PAY = (id: string, extra = '') => `Payment id="${id}", realm="r", method="evm", intent="charge", request="e30"${extra}`;
+const PAY = (id: string, extra = '') =>
+  `Payment id="${id}", realm="r", method="evm", intent="charge", request="e30"${extra}`;
 
 test('several challenges of several schemes in one value: every Payment challenge is returned', (t) => {
   const header = `Bearer realm="api", error="invalid_token", ${PAY('one')}, Basic dXNlcjpwYXNz==, ${PAY('two', ', description="a, \\"quoted\\" Payment id=x"')}, Negotiate`;
@@ -197,25 +213,57 @@ test('a bad Payment challenge is rejected without losing its good neighbours; li
   );
   const many = `${PAY('x')}${Array.from({ length: 60 }, (_, i) => `, p${i}="v"`).join('')}`;
   t.is(Challenge.deserialize(many).type, 'invalid', 'more than 64 params');
-  t.is(Challenge.deserialize(`${PAY('x')}, d="${'a'.repeat(Challenge.MAX_HEADER_CHARS)}"`).type, 'invalid', 'over 16 KB');
-  t.is(Challenge.deserialize('Payment ID="x", REALM="r", Method="evm", Intent="charge", Request="e30"').type, 'decoded', 'param names are case-insensitive');
-  t.is(Challenge.deserialize('Payment id="x", realm="r", method="EVM", intent="charge", request="e30"').type, 'invalid', 'methods are lowercase');
+  t.is(
+    Challenge.deserialize(`${PAY('x')}, d="${'a'.repeat(Challenge.MAX_HEADER_CHARS)}"`).type,
+    'invalid',
+    'over 16 KB',
+  );
+  t.is(
+    Challenge.deserialize('Payment ID="x", REALM="r", Method="evm", Intent="charge", Request="e30"').type,
+    'decoded',
+    'param names are case-insensitive',
+  );
+  t.is(
+    Challenge.deserialize('Payment id="x", realm="r", method="EVM", intent="charge", request="e30"').type,
+    'invalid',
+    'methods are lowercase',
+  );
   t.is(Challenge.deserialize(PAY('x', ', expires="tomorrow"')).type, 'invalid', 'expires must be RFC 3339');
-  t.is(Challenge.deserialize(PAY('x', ', expires=2026-01-29T12:05:00Z')).type, 'decoded', 'unquoted values are read up to the comma');
-  t.is(Challenge.deserialize('Payment id="x", realm="r", method="evm", intent="charge", request="W10"').type, 'invalid', 'request must be an object');
+  t.is(
+    Challenge.deserialize(PAY('x', ', expires=2026-01-29T12:05:00Z')).type,
+    'decoded',
+    'unquoted values are read up to the comma',
+  );
+  t.is(
+    Challenge.deserialize('Payment id="x", realm="r", method="evm", intent="charge", request="W10"').type,
+    'invalid',
+    'request must be an object',
+  );
   t.is(Challenge.deserialize('Paymentid="x"').type, 'invalid');
 });
 
 // -------------------------------------------------------------------------------------------------------------
 // mppx interoperability
 
-async function mppxChallengeHeader(options: { amount?: string; description?: string; meta?: Record<string, string> } = {}): Promise<string> {
+async function mppxChallengeHeader(
+  options: { amount?: string; description?: string; meta?: Record<string, string> } = {},
+): Promise<string> {
   const mppx = Mppx.create({
-    methods: [evm.charge({ currency: evm.assets.baseSepolia.USDC, recipient: RECIPIENT, settle: async () => ({ reference: `0x${'00'.repeat(32)}` }) })],
+    methods: [
+      evm.charge({
+        currency: evm.assets.baseSepolia.USDC,
+        recipient: RECIPIENT,
+        settle: async () => ({ reference: `0x${'00'.repeat(32)}` }),
+      }),
+    ],
     secretKey: 'interop-secret-key-that-is-long-enough-000',
     realm: 'merchant.test',
   });
-  const handler = (mppx as any).charge({ amount: options.amount ?? '0.01', description: options.description, meta: options.meta });
+  const handler = (mppx as any).charge({
+    amount: options.amount ?? '0.01',
+    description: options.description,
+    meta: options.meta,
+  });
   const r = await handler(new Request('http://127.0.0.1:9/paid'));
   return (r.challenge as Response).headers.get('www-authenticate') ?? '';
 }
@@ -237,34 +285,49 @@ test('mppx challenges (escapes, em dash, opaque) parse to the same fields mppx r
   t.deepEqual(MppxChallenge.deserialize(Challenge.serialize(ours.value)), theirs);
 });
 
-test.serial('our evm charge credential is byte-identical to the mppx evm client and reads back with mppx', async (t) => {
-  const header = await mppxChallengeHeader({ description: 'Pay — MPP', meta: { k: 'v' } });
-  const parsed = Challenge.deserializeList(header);
-  if (parsed.type !== 'decoded') return t.fail(parsed.reason);
-  const choice = chooseMppChallenge(parsed.value.challenges, { environment: 'sandbox' });
-  if (choice.type !== 'chosen') return t.fail(choice.message);
-  const auth = mppAuthorization({ choice, from: PAYER });
-  const ours = buildMppCredential({
-    challenge: choice.challenge,
-    chainId: choice.chainId,
-    authorization: auth,
-    signature: signAuthorization(KEY, auth, choice.asset, choice.chainId),
-  });
-  t.is(ours.name, 'Authorization');
+test.serial(
+  'our evm charge credential is byte-identical to the mppx evm client and reads back with mppx',
+  async (t) => {
+    const header = await mppxChallengeHeader({ description: 'Pay — MPP', meta: { k: 'v' } });
+    const parsed = Challenge.deserializeList(header);
+    if (parsed.type !== 'decoded') return t.fail(parsed.reason);
+    const choice = chooseMppChallenge(parsed.value.challenges, { environment: 'sandbox' });
+    if (choice.type !== 'chosen') return t.fail(choice.message);
+    const auth = mppAuthorization({ choice, from: PAYER });
+    const ours = buildMppCredential({
+      challenge: choice.challenge,
+      chainId: choice.chainId,
+      authorization: auth,
+      signature: signAuthorization(KEY, auth, choice.asset, choice.chainId),
+    });
+    t.is(ours.name, 'Authorization');
 
-  const client = mppxEvmClientCharge({ account: privateKeyToAccount(KEY), currencies: [evm.assets.baseSepolia.USDC], networks: [84532] } as never);
-  const theirs: string = await (client as any).createCredential({ challenge: MppxChallenge.deserialize(header), context: {} });
-  t.is(ours.value, theirs);
+    const client = mppxEvmClientCharge({
+      account: privateKeyToAccount(KEY),
+      currencies: [evm.assets.baseSepolia.USDC],
+      networks: [84532],
+    } as never);
+    const theirs: string = await (client as any).createCredential({
+      challenge: MppxChallenge.deserialize(header),
+      context: {},
+    });
+    t.is(ours.value, theirs);
 
-  const read = MppxCredential.deserialize(ours.value);
-  t.is(read.source, `did:pkh:eip155:84532:${PAYER}`);
-  t.is((read.payload as any).nonce, MppxEvmTypes.challengeHash(read.challenge));
-  t.is(challengeNonce(choice.challenge), MppxEvmTypes.challengeHash(read.challenge));
-  t.is((read.payload as any).validBefore, String(Math.floor(Date.parse(choice.challenge.expires ?? '') / 1000)));
-});
+    const read = MppxCredential.deserialize(ours.value);
+    t.is(read.source, `did:pkh:eip155:84532:${PAYER}`);
+    t.is((read.payload as any).nonce, MppxEvmTypes.challengeHash(read.challenge));
+    t.is(challengeNonce(choice.challenge), MppxEvmTypes.challengeHash(read.challenge));
+    t.is((read.payload as any).validBefore, String(Math.floor(Date.parse(choice.challenge.expires ?? '') / 1000)));
+  },
+);
 
 test('the echoed request is the original string even when it is not canonical JSON', (t) => {
-  const request = { recipient: RECIPIENT, amount: '10000', currency: S_USDC.address, methodDetails: { credentialTypes: ['authorization'], chainId: 84532 } };
+  const request = {
+    recipient: RECIPIENT,
+    amount: '10000',
+    currency: S_USDC.address,
+    methodDetails: { credentialTypes: ['authorization'], chainId: 84532 },
+  };
   const raw = encodeBase64Url(JSON.stringify(request)); // key order as sent, not JCS
   t.not(raw, PaymentRequest.serialize(request));
   const parsed = Challenge.deserialize(`Payment id="i", realm="r", method="evm", intent="charge", request="${raw}"`);
@@ -277,7 +340,9 @@ test('the echoed request is the original string even when it is not canonical JS
 // -------------------------------------------------------------------------------------------------------------
 // Choosing (DESIGN §7: method evm, intent charge, credential type authorization, no splits, allowlisted currency)
 
-function evmChallenge(over: { request?: Json; method?: string; intent?: string; expires?: string | undefined; id?: string } = {}): Challenge.PaymentChallenge {
+function evmChallenge(
+  over: { request?: Json; method?: string; intent?: string; expires?: string | undefined; id?: string } = {},
+): Challenge.PaymentChallenge {
   const request: Json = {
     amount: '10000',
     currency: S_USDC.address,
@@ -307,7 +372,11 @@ test('choosing MPP: an evm USDC charge is chosen, USDC preferred; each unfundabl
   t.is(c.amount, 10_000n);
   t.is(c.recipient, getAddress(RECIPIENT));
 
-  const expect = (ch: Challenge.PaymentChallenge, reason: string, o: Parameters<typeof chooseMppChallenge>[1] = sandbox) => {
+  const expect = (
+    ch: Challenge.PaymentChallenge,
+    reason: string,
+    o: Parameters<typeof chooseMppChallenge>[1] = sandbox,
+  ) => {
     const r = chooseMppChallenge([ch], o);
     t.is(r.type === 'none' ? r.reason : 'chosen', reason);
     t.is(r.type === 'none' ? r.code : undefined, 'BCK.ROUTER.0001');
@@ -316,15 +385,35 @@ test('choosing MPP: an evm USDC charge is chosen, USDC preferred; each unfundabl
   expect(evmChallenge({ method: 'stripe' }), ChoiceReason.unsupportedMethod);
   expect(evmChallenge({ intent: 'session' }), ChoiceReason.unsupportedIntent);
   expect(evmChallenge({ request: { amount: 'ten' } }), ChoiceReason.malformedOption);
-  expect(evmChallenge({ request: { methodDetails: { chainId: 8453, credentialTypes: ['authorization'] } } }), ChoiceReason.networkNotFunded);
+  expect(
+    evmChallenge({ request: { methodDetails: { chainId: 8453, credentialTypes: ['authorization'] } } }),
+    ChoiceReason.networkNotFunded,
+  );
   expect(evmChallenge(), ChoiceReason.networkNotFunded, { environment: 'live' });
   expect(evmChallenge(), ChoiceReason.networkNotFunded, { environment: 'sandbox', fundedNetworks: ['eip155:1'] });
-  expect(evmChallenge({ request: { currency: '0x0000000000000000000000000000000000000001' } }), ChoiceReason.currencyNotAllowed);
-  expect(evmChallenge({ request: { currency: S_EURC.address } }), ChoiceReason.currencyNotAllowed, { environment: 'sandbox', assets: [S_USDC] });
-  expect(evmChallenge({ request: { methodDetails: { chainId: 84532 } } }), ChoiceReason.unsupportedCredentialType);
-  expect(evmChallenge({ request: { methodDetails: { chainId: 84532, credentialTypes: ['permit2'] } } }), ChoiceReason.unsupportedCredentialType);
   expect(
-    evmChallenge({ request: { methodDetails: { chainId: 84532, credentialTypes: ['authorization'], splits: [{ amount: '1', recipient: PAYER }] } } }),
+    evmChallenge({ request: { currency: '0x0000000000000000000000000000000000000001' } }),
+    ChoiceReason.currencyNotAllowed,
+  );
+  expect(evmChallenge({ request: { currency: S_EURC.address } }), ChoiceReason.currencyNotAllowed, {
+    environment: 'sandbox',
+    assets: [S_USDC],
+  });
+  expect(evmChallenge({ request: { methodDetails: { chainId: 84532 } } }), ChoiceReason.unsupportedCredentialType);
+  expect(
+    evmChallenge({ request: { methodDetails: { chainId: 84532, credentialTypes: ['permit2'] } } }),
+    ChoiceReason.unsupportedCredentialType,
+  );
+  expect(
+    evmChallenge({
+      request: {
+        methodDetails: {
+          chainId: 84532,
+          credentialTypes: ['authorization'],
+          splits: [{ amount: '1', recipient: PAYER }],
+        },
+      },
+    }),
     ChoiceReason.splitsNotSupported,
   );
   expect(evmChallenge({ expires: new Date(Date.now() - 1000).toISOString() }), ChoiceReason.challengeExpired);
@@ -335,7 +424,10 @@ test('choosing MPP: an evm USDC charge is chosen, USDC preferred; each unfundabl
 
 test('MPP authorization: nonce keccak256(id + realm), validAfter 0, validBefore = expires (or now + 300)', (t) => {
   const expires = '2030-01-01T00:00:00.000Z';
-  const c = chooseMppChallenge([evmChallenge({ expires })], { environment: 'sandbox', nowMs: Date.parse('2029-12-31T00:00:00Z') });
+  const c = chooseMppChallenge([evmChallenge({ expires })], {
+    environment: 'sandbox',
+    nowMs: Date.parse('2029-12-31T00:00:00Z'),
+  });
   if (c.type !== 'chosen') return t.fail(c.message);
   const a = mppAuthorization({ choice: c, from: PAYER.toLowerCase() });
   t.is(a.nonce, MppxEvmTypes.challengeHash({ id: 'ch', realm: 'merchant.test' } as never));
@@ -349,7 +441,19 @@ test('MPP authorization: nonce keccak256(id + realm), validAfter 0, validBefore 
 
 test('a credential names the field the challenge asks for (mppx `header` parameter)', (t) => {
   const ch = { ...evmChallenge(), header: 'Payment-Authorization' };
-  const cred = buildMppCredential({ challenge: ch, chainId: 84532, authorization: { from: PAYER, to: RECIPIENT, value: 1n, validAfter: 0n, validBefore: 1n, nonce: challengeNonce(ch) }, signature: `0x${'11'.repeat(65)}` });
+  const cred = buildMppCredential({
+    challenge: ch,
+    chainId: 84532,
+    authorization: {
+      from: PAYER,
+      to: RECIPIENT,
+      value: 1n,
+      validAfter: 0n,
+      validBefore: 1n,
+      nonce: challengeNonce(ch),
+    },
+    signature: `0x${'11'.repeat(65)}`,
+  });
   t.is(cred.name, 'Payment-Authorization');
   const read = MppxCredential.deserialize(cred.value);
   t.is(read.challenge.header, 'Payment-Authorization');
@@ -360,12 +464,21 @@ test('a credential names the field the challenge asks for (mppx `header` paramet
 
 test('Payment-Receipt written by mppx decodes to the tx hash; anything else is invalid', (t) => {
   const tx = `0x${'cd'.repeat(32)}`;
-  const header = MppxReceipt.serialize(MppxReceipt.from({ method: 'evm', reference: tx, status: 'success', timestamp: new Date().toISOString() }));
+  const header = MppxReceipt.serialize(
+    MppxReceipt.from({ method: 'evm', reference: tx, status: 'success', timestamp: new Date().toISOString() }),
+  );
   const d = Receipt.deserialize(header);
   t.is<string | undefined, string | undefined>(d.type === 'decoded' ? d.value.txHash : undefined, tx);
-  const other = Receipt.deserialize(encodeBase64Url(JSON.stringify({ method: 'stripe', reference: 'pi_123', status: 'success', timestamp: 'now' })));
+  const other = Receipt.deserialize(
+    encodeBase64Url(JSON.stringify({ method: 'stripe', reference: 'pi_123', status: 'success', timestamp: 'now' })),
+  );
   t.is(other.type === 'decoded' ? other.value.txHash : 'x', undefined);
-  for (const bad of ['', '!!', encodeBase64Url('{}'), encodeBase64Url(JSON.stringify({ method: 'evm', reference: tx, status: 'failed', timestamp: 'x' }))]) {
+  for (const bad of [
+    '',
+    '!!',
+    encodeBase64Url('{}'),
+    encodeBase64Url(JSON.stringify({ method: 'evm', reference: tx, status: 'failed', timestamp: 'x' })),
+  ]) {
     t.is(Receipt.deserialize(bad).type, 'invalid', bad);
   }
 });

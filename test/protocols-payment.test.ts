@@ -25,8 +25,10 @@ const option = (over: Record<string, unknown> = {}) => ({
   extra: { name: 'USDC', version: '2' },
   ...over,
 });
-const v2Header = (accepts: unknown[]) => encodeBase64(JSON.stringify({ x402Version: 2, resource: { url: 'https://m.example/x' }, accepts }));
-const v1Body = (accepts: unknown[]) => JSON.stringify({ x402Version: 1, error: 'X-PAYMENT header is required', accepts });
+const v2Header = (accepts: unknown[]) =>
+  encodeBase64(JSON.stringify({ x402Version: 2, resource: { url: 'https://m.example/x' }, accepts }));
+const v1Body = (accepts: unknown[]) =>
+  JSON.stringify({ x402Version: 1, error: 'X-PAYMENT header is required', accepts });
 const mppHeader = (request: Record<string, unknown> = {}) =>
   Challenge.serialize({
     id: 'ch1',
@@ -51,7 +53,10 @@ function answer(headers: Record<string, string>, body?: string): UpstreamAnswer 
 test('PAYMENT-REQUIRED is x402 v2; a JSON body with accepts is x402 v1; WWW-Authenticate: Payment is MPP', (t) => {
   const v2 = choosePayment(answer({ 'payment-required': v2Header([option()]) }, '{}'), sandbox);
   t.true(v2.type === 'x402' && v2.version === 2);
-  const v1 = choosePayment(answer({}, v1Body([option({ network: 'base-sepolia', amount: undefined, maxAmountRequired: '10000' })])), sandbox);
+  const v1 = choosePayment(
+    answer({}, v1Body([option({ network: 'base-sepolia', amount: undefined, maxAmountRequired: '10000' })])),
+    sandbox,
+  );
   t.true(v1.type === 'x402' && v1.version === 1);
   const mpp = choosePayment(answer({ 'WWW-Authenticate': `Bearer realm="x", ${mppHeader()}` }), sandbox);
   t.is(mpp.type, 'mpp');
@@ -60,7 +65,10 @@ test('PAYMENT-REQUIRED is x402 v2; a JSON body with accepts is x402 v1; WWW-Auth
 test('offered both: x402 when fundable (never both), MPP when x402 is not', (t) => {
   const both = answer({ 'payment-required': v2Header([option()]), 'www-authenticate': mppHeader() });
   t.is(choosePayment(both, sandbox).type, 'x402');
-  const x402Unfundable = answer({ 'payment-required': v2Header([option({ network: 'eip155:1' })]), 'www-authenticate': mppHeader() });
+  const x402Unfundable = answer({
+    'payment-required': v2Header([option({ network: 'eip155:1' })]),
+    'www-authenticate': mppHeader(),
+  });
   t.is(choosePayment(x402Unfundable, sandbox).type, 'mpp');
   const x402Broken = answer({ 'payment-required': 'not base64!', 'www-authenticate': mppHeader() });
   t.is(choosePayment(x402Broken, sandbox).type, 'mpp');
@@ -68,19 +76,36 @@ test('offered both: x402 when fundable (never both), MPP when x402 is not', (t) 
 
 test('nothing fundable: the furthest refusal across both protocols names the reason and code', (t) => {
   const r = choosePayment(
-    answer({ 'payment-required': v2Header([option({ extra: { name: 'USD Coin', version: '2' } })]), 'www-authenticate': mppHeader({ methodDetails: { chainId: 1 } }) }),
+    answer({
+      'payment-required': v2Header([option({ extra: { name: 'USD Coin', version: '2' } })]),
+      'www-authenticate': mppHeader({ methodDetails: { chainId: 1 } }),
+    }),
     sandbox,
   );
   if (r.type !== 'none') return t.fail('chose');
   t.is(r.reason, ChoiceReason.eip712DomainMismatch);
   t.is(r.code, 'BCK.ROUTER.0012');
   t.is(r.rejected.length, 2);
-  const tempoOnly = choosePayment(answer({ 'www-authenticate': Challenge.serialize({ id: 'x', realm: 'r', method: 'tempo', intent: 'charge', request: 'e30' }) }), sandbox);
+  const tempoOnly = choosePayment(
+    answer({
+      'www-authenticate': Challenge.serialize({
+        id: 'x',
+        realm: 'r',
+        method: 'tempo',
+        intent: 'charge',
+        request: 'e30',
+      }),
+    }),
+    sandbox,
+  );
   t.is(tempoOnly.type === 'none' ? tempoOnly.reason : '', ChoiceReason.unsupportedMethod);
   const none = choosePayment(answer({ 'www-authenticate': 'Bearer realm="Payment"' }, '{"error":"pay me"}'), sandbox);
   t.is(none.type === 'none' ? none.reason : '', ChoiceReason.noOptions);
   const broken = choosePayment(answer({ 'payment-required': '%%%' }), sandbox);
-  t.is(broken.type === 'none' ? `${broken.reason} ${broken.code}` : '', `${ChoiceReason.malformedOption} BCK.ROUTER.0001`);
+  t.is(
+    broken.type === 'none' ? `${broken.reason} ${broken.code}` : '',
+    `${ChoiceReason.malformedOption} BCK.ROUTER.0001`,
+  );
 });
 
 test('buildPaymentCredential: the record facts and the header for each protocol', (t) => {
@@ -90,9 +115,15 @@ test('buildPaymentCredential: the record facts and the header for each protocol'
   t.is(c2.protocol, 'x402');
   t.is(c2.x402Version, 2);
   t.is(c2.credential.name, 'PAYMENT-SIGNATURE');
-  t.deepEqual({ ...c2.settlement, asset: c2.settlement.asset.symbol }, { recipient: PAY_TO, amount: 10_000n, network: 'eip155:84532', asset: 'USDC', scheme: 'exact' });
+  t.deepEqual(
+    { ...c2.settlement, asset: c2.settlement.asset.symbol },
+    { recipient: PAY_TO, amount: 10_000n, network: 'eip155:84532', asset: 'USDC', scheme: 'exact' },
+  );
 
-  const v1 = choosePayment(answer({}, v1Body([option({ network: 'base-sepolia', amount: undefined, maxAmountRequired: '5' })])), sandbox);
+  const v1 = choosePayment(
+    answer({}, v1Body([option({ network: 'base-sepolia', amount: undefined, maxAmountRequired: '5' })])),
+    sandbox,
+  );
   if (v1.type === 'none') return t.fail(v1.message);
   const c1 = buildPaymentCredential(v1, signer);
   t.is(c1.credential.name, 'X-PAYMENT');

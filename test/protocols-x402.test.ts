@@ -2,7 +2,12 @@
 // headers with the official clients' (x402@1.2.0 `createPaymentHeader`, @x402/core 2.27 `x402Client` +
 // @x402/evm `ExactEvmScheme` + `encodePaymentSignatureHeader`) for the same key, nonce and clock.
 import { x402Client } from '@x402/core/client';
-import { decodePaymentSignatureHeader, encodePaymentRequiredHeader, encodePaymentResponseHeader, encodePaymentSignatureHeader } from '@x402/core/http';
+import {
+  decodePaymentSignatureHeader,
+  encodePaymentRequiredHeader,
+  encodePaymentResponseHeader,
+  encodePaymentSignatureHeader,
+} from '@x402/core/http';
 import { ExactEvmScheme as ExactEvmClientScheme } from '@x402/evm/exact/client';
 import test from 'ava';
 import { type Hex, bytesToHex } from 'viem';
@@ -35,7 +40,6 @@ const KEY: Hex = '0x8b3a350cf5c34c9194ca85829a2df0ec3153be0318b5e2d3348e872092ed
 const PAYER = privateKeyToAccount(KEY).address;
 const S_EURC = assetOf('sandbox', 'EURC');
 const L_USDC = assetOf('live', 'USDC');
-
 
 /** A v1 option as x402-express@1 offers it. */
 const v1Option = (over: Record<string, unknown> = {}): Record<string, unknown> => ({
@@ -76,7 +80,12 @@ test('v2: a PAYMENT-REQUIRED written by @x402/core decodes, accepts kept verbati
 test('v2 decoder: invalid base64, not JSON, wrong types and empty accepts are invalid, never thrown', (t) => {
   const cases: [string, string][] = [
     ['not base64', '!!!not base64!!!'],
-    ['url-safe alphabet', Buffer.from(JSON.stringify({ x402Version: 2, accepts: [v2Option()] })).toString('base64url').replace(/[A-Za-z0-9]/g, '-')],
+    [
+      'url-safe alphabet',
+      Buffer.from(JSON.stringify({ x402Version: 2, accepts: [v2Option()] }))
+        .toString('base64url')
+        .replace(/[A-Za-z0-9]/g, '-'),
+    ],
     ['impossible length', 'abcde'],
     ['not JSON', encodeBase64('not json')],
     ['invalid UTF-8', Buffer.from([0xff, 0xfe, 0x7b]).toString('base64')],
@@ -88,7 +97,10 @@ test('v2 decoder: invalid base64, not JSON, wrong types and empty accepts are in
     ['accepts of strings', encodeBase64(JSON.stringify({ x402Version: 2, accepts: ['exact'] }))],
     ['empty accepts', encodeBase64(JSON.stringify({ x402Version: 2, accepts: [] }))],
     ['resource without url', encodeBase64(JSON.stringify({ x402Version: 2, resource: {}, accepts: [v2Option()] }))],
-    ['extensions not an object', encodeBase64(JSON.stringify({ x402Version: 2, accepts: [v2Option()], extensions: 'x' }))],
+    [
+      'extensions not an object',
+      encodeBase64(JSON.stringify({ x402Version: 2, accepts: [v2Option()], extensions: 'x' })),
+    ],
     ['empty', ''],
   ];
   for (const [name, header] of cases) {
@@ -121,7 +133,15 @@ test('v1: the 402 body of x402-express@1 decodes; broken bodies are invalid', (t
   const d = decodePaymentRequiredV1(body);
   if (d.type !== 'decoded') return t.fail(d.reason);
   t.deepEqual(d.value.accepts[0], v1Option());
-  for (const bad of ['', 'not json', '[]', '{"x402Version":2,"accepts":[{}]}', '{"x402Version":1}', '{"x402Version":1,"accepts":[]}', '{"x402Version":1,"accepts":{}}']) {
+  for (const bad of [
+    '',
+    'not json',
+    '[]',
+    '{"x402Version":2,"accepts":[{}]}',
+    '{"x402Version":1}',
+    '{"x402Version":1,"accepts":[]}',
+    '{"x402Version":1,"accepts":{}}',
+  ]) {
     t.is(decodePaymentRequiredV1(bad).type, 'invalid', bad);
   }
   const tenThousand = { x402Version: 1, accepts: Array.from({ length: 10_000 }, () => v1Option()) };
@@ -158,7 +178,12 @@ test('choosing: v1 network names and v1 maxAmountRequired are understood', (t) =
 });
 
 test('choosing: each refusal names its reason and code', (t) => {
-  const expect = (accepts: unknown[], reason: string, code: string = 'BCK.ROUTER.0001', o: Parameters<typeof chooseX402Option>[1] = sandbox) => {
+  const expect = (
+    accepts: unknown[],
+    reason: string,
+    code: string = 'BCK.ROUTER.0001',
+    o: Parameters<typeof chooseX402Option>[1] = sandbox,
+  ) => {
     const c = chooseX402Option(accepts, o);
     if (c.type === 'chosen') return t.fail(`expected ${reason}, chose ${c.index}`);
     t.is<string, string>(c.reason, reason, JSON.stringify(accepts).slice(0, 120));
@@ -167,13 +192,26 @@ test('choosing: each refusal names its reason and code', (t) => {
   expect([], ChoiceReason.noOptions);
   expect(['exact'], ChoiceReason.malformedOption);
   expect([v2Option({ scheme: 'upto' })], ChoiceReason.unsupportedScheme);
-  expect([v2Option({ extra: { name: 'USDC', version: '2', assetTransferMethod: 'permit2' } })], ChoiceReason.unsupportedScheme);
-  expect([v2Option({ network: 'eip155:8453', asset: L_USDC.address, extra: { name: 'USD Coin', version: '2' } })], ChoiceReason.networkNotFunded);
+  expect(
+    [v2Option({ extra: { name: 'USDC', version: '2', assetTransferMethod: 'permit2' } })],
+    ChoiceReason.unsupportedScheme,
+  );
+  expect(
+    [v2Option({ network: 'eip155:8453', asset: L_USDC.address, extra: { name: 'USD Coin', version: '2' } })],
+    ChoiceReason.networkNotFunded,
+  );
   expect([v2Option({ network: 'solana:devnet' })], ChoiceReason.networkNotFunded);
-  expect([v2Option()], ChoiceReason.networkNotFunded, 'BCK.ROUTER.0001', { environment: 'sandbox', fundedNetworks: ['eip155:1'] });
+  expect([v2Option()], ChoiceReason.networkNotFunded, 'BCK.ROUTER.0001', {
+    environment: 'sandbox',
+    fundedNetworks: ['eip155:1'],
+  });
   expect([v2Option({ asset: '0x0000000000000000000000000000000000000001' })], ChoiceReason.unknownAsset);
   expect([v2Option({ asset: L_USDC.address })], ChoiceReason.unknownAsset);
-  expect([v2Option({ extra: { name: 'USD Coin', version: '2' } })], ChoiceReason.eip712DomainMismatch, 'BCK.ROUTER.0012');
+  expect(
+    [v2Option({ extra: { name: 'USD Coin', version: '2' } })],
+    ChoiceReason.eip712DomainMismatch,
+    'BCK.ROUTER.0012',
+  );
   expect([v2Option({ extra: { name: 'USDC', version: '1' } })], ChoiceReason.eip712DomainMismatch, 'BCK.ROUTER.0012');
   expect([v2Option({ extra: undefined })], ChoiceReason.eip712DomainMismatch, 'BCK.ROUTER.0012');
   expect([v2Option({ amount: '0' })], ChoiceReason.amountOutOfRange);
@@ -184,28 +222,47 @@ test('choosing: each refusal names its reason and code', (t) => {
   expect([v2Option({ maxAmountRequired: '9999' })], ChoiceReason.malformedOption);
   expect([v2Option({ payTo: 'merchant.eth' })], ChoiceReason.malformedOption);
   expect([v2Option({ maxTimeoutSeconds: -1 })], ChoiceReason.malformedOption);
-  expect([v2Option()], ChoiceReason.recipientNotAllowed, 'BCK.ROUTER.0001', { environment: 'sandbox', allowedRecipients: [PAYER] });
-  expect([v2Option()], ChoiceReason.recipientNotAllowed, 'BCK.ROUTER.0001', { environment: 'sandbox', allowedRecipients: [] });
+  expect([v2Option()], ChoiceReason.recipientNotAllowed, 'BCK.ROUTER.0001', {
+    environment: 'sandbox',
+    allowedRecipients: [PAYER],
+  });
+  expect([v2Option()], ChoiceReason.recipientNotAllowed, 'BCK.ROUTER.0001', {
+    environment: 'sandbox',
+    allowedRecipients: [],
+  });
 });
 
 test('choosing: the live environment funds Base with its own USDC domain ("USD Coin")', (t) => {
   const live = { environment: 'live' as const };
-  const c = chooseX402Option([v2Option({ network: 'eip155:8453', asset: L_USDC.address, extra: { name: 'USD Coin', version: '2' } })], live);
+  const c = chooseX402Option(
+    [v2Option({ network: 'eip155:8453', asset: L_USDC.address, extra: { name: 'USD Coin', version: '2' } })],
+    live,
+  );
   t.is(c.type, 'chosen');
-  const wrong = chooseX402Option([v2Option({ network: 'base', asset: L_USDC.address, extra: { name: 'USDC', version: '2' } })], live);
+  const wrong = chooseX402Option(
+    [v2Option({ network: 'base', asset: L_USDC.address, extra: { name: 'USDC', version: '2' } })],
+    live,
+  );
   t.is(wrong.type === 'none' ? wrong.code : undefined, 'BCK.ROUTER.0012');
   t.is(chooseX402Option([v2Option()], live).type, 'none', 'a sandbox option is not fundable live');
 });
 
 test('choosing: allowedRecipients compares addresses case-insensitively; ROUTER_FUNDED_NETWORKS accepts either name', (t) => {
-  t.is(chooseX402Option([v2Option()], { environment: 'sandbox', allowedRecipients: [PAY_TO.toLowerCase()] }).type, 'chosen');
+  t.is(
+    chooseX402Option([v2Option()], { environment: 'sandbox', allowedRecipients: [PAY_TO.toLowerCase()] }).type,
+    'chosen',
+  );
   t.is(chooseX402Option([v2Option()], { environment: 'sandbox', fundedNetworks: ['base-sepolia'] }).type, 'chosen');
   t.is(chooseX402Option([v1Option()], { environment: 'sandbox', fundedNetworks: ['eip155:84532'] }).type, 'chosen');
 });
 
 test('choosing: when nothing is fundable the option that got furthest names the reason', (t) => {
   const c = chooseX402Option(
-    [v2Option({ network: 'eip155:1' }), v2Option({ scheme: 'upto' }), v2Option({ extra: { name: 'USD Coin', version: '2' } })],
+    [
+      v2Option({ network: 'eip155:1' }),
+      v2Option({ scheme: 'upto' }),
+      v2Option({ extra: { name: 'USD Coin', version: '2' } }),
+    ],
     sandbox,
   );
   if (c.type !== 'none') return t.fail('chose');
@@ -214,7 +271,10 @@ test('choosing: when nothing is fundable the option that got furthest names the 
   t.is(c.rejected.length, 3);
   t.regex(c.message, /option 2/);
   // A later-stage refusal outranks a domain mismatch.
-  const d = chooseX402Option([v2Option({ extra: { name: 'x', version: '2' } }), v2Option()], { environment: 'sandbox', allowedRecipients: [] });
+  const d = chooseX402Option([v2Option({ extra: { name: 'x', version: '2' } }), v2Option()], {
+    environment: 'sandbox',
+    allowedRecipients: [],
+  });
   t.is(d.type === 'none' ? d.reason : undefined, ChoiceReason.recipientNotAllowed);
 });
 
@@ -233,9 +293,21 @@ test('authorization: exact amount, v1 back-dated validAfter, v2 validAfter 0, va
   const v1 = x402Authorization({ version: 1, choice, from: PAYER, nowSeconds: now });
   t.is(v1.validAfter, BigInt(now - 600));
   t.not(v1.nonce, v2.nonce);
-  t.is(x402Authorization({ version: 2, choice: { ...choice, maxTimeoutSeconds: 1 }, from: PAYER, nowSeconds: now }).validBefore, BigInt(now + MIN_VALIDITY_SECONDS));
-  t.is(x402Authorization({ version: 2, choice: { ...choice, maxTimeoutSeconds: 86_400 }, from: PAYER, nowSeconds: now }).validBefore, BigInt(now + MAX_VALIDITY_SECONDS));
-  t.is(x402Authorization({ version: 2, choice: { ...choice, maxTimeoutSeconds: undefined }, from: PAYER, nowSeconds: now }).validBefore, BigInt(now + 300));
+  t.is(
+    x402Authorization({ version: 2, choice: { ...choice, maxTimeoutSeconds: 1 }, from: PAYER, nowSeconds: now })
+      .validBefore,
+    BigInt(now + MIN_VALIDITY_SECONDS),
+  );
+  t.is(
+    x402Authorization({ version: 2, choice: { ...choice, maxTimeoutSeconds: 86_400 }, from: PAYER, nowSeconds: now })
+      .validBefore,
+    BigInt(now + MAX_VALIDITY_SECONDS),
+  );
+  t.is(
+    x402Authorization({ version: 2, choice: { ...choice, maxTimeoutSeconds: undefined }, from: PAYER, nowSeconds: now })
+      .validBefore,
+    BigInt(now + 300),
+  );
   t.true(MIN_VALIDITY_SECONDS >= 6, 'verifiers demand validBefore >= now + 6 s');
 });
 
@@ -267,7 +339,9 @@ test('credential: v2 is PAYMENT-SIGNATURE with accepted, resource and extensions
   });
   t.is(await recoverAuthorizer(auth, decoded.payload.signature, S_USDC, 84532), PAYER);
   // Without resource and extensions the keys are absent, not null.
-  const bare = JSON.parse(Buffer.from(buildX402Payment({ version: 2, option, authorization: auth, signature }).value, 'base64').toString());
+  const bare = JSON.parse(
+    Buffer.from(buildX402Payment({ version: 2, option, authorization: auth, signature }).value, 'base64').toString(),
+  );
   t.deepEqual(Object.keys(bare), ['x402Version', 'payload', 'accepted']);
 });
 
@@ -282,7 +356,10 @@ test('credential: v1 is X-PAYMENT {x402Version, scheme, network, payload}; x402@
   t.is(decoded.x402Version, 1);
   t.is(decoded.scheme, 'exact');
   t.is(decoded.network, 'base-sepolia');
-  t.deepEqual(Object.keys(JSON.parse(Buffer.from(cred.value, 'base64').toString()).payload), ['signature', 'authorization']);
+  t.deepEqual(Object.keys(JSON.parse(Buffer.from(cred.value, 'base64').toString()).payload), [
+    'signature',
+    'authorization',
+  ]);
 });
 
 /** Runs `fn` with crypto.getRandomValues filling `fill` and Date.now() fixed: the official clients become deterministic. */
@@ -307,46 +384,51 @@ async function withFixedEntropy<T>(fill: number, nowMs: number, fn: () => Promis
   }
 }
 
-test.serial('bytes: our v2 PAYMENT-SIGNATURE equals @x402/core x402Client + @x402/evm ExactEvmScheme output', async (t) => {
-  const nowMs = 1_900_000_000_123;
-  const paymentRequired = {
-    x402Version: 2 as const,
-    error: 'Payment required',
-    resource: { url: 'http://127.0.0.1:1234/paid', description: 'A paid answer', mimeType: 'application/json' },
-    accepts: [v2Option()],
-    extensions: { mppx: { info: { method: 'GET' }, schema: { type: 'object' } } },
-  };
-  const official = await withFixedEntropy(0xab, nowMs, async () => {
-    const client = new x402Client().register('eip155:84532', new ExactEvmClientScheme(privateKeyToAccount(KEY)));
-    return encodePaymentSignatureHeader(await client.createPaymentPayload(paymentRequired as never));
-  });
+test.serial(
+  'bytes: our v2 PAYMENT-SIGNATURE equals @x402/core x402Client + @x402/evm ExactEvmScheme output',
+  async (t) => {
+    const nowMs = 1_900_000_000_123;
+    const paymentRequired = {
+      x402Version: 2 as const,
+      error: 'Payment required',
+      resource: { url: 'http://127.0.0.1:1234/paid', description: 'A paid answer', mimeType: 'application/json' },
+      accepts: [v2Option()],
+      extensions: { mppx: { info: { method: 'GET' }, schema: { type: 'object' } } },
+    };
+    const official = await withFixedEntropy(0xab, nowMs, async () => {
+      const client = new x402Client().register('eip155:84532', new ExactEvmClientScheme(privateKeyToAccount(KEY)));
+      return encodePaymentSignatureHeader(await client.createPaymentPayload(paymentRequired as never));
+    });
 
-  const d = decodePaymentRequiredV2(encodePaymentRequiredHeader(paymentRequired as never));
-  if (d.type !== 'decoded') return t.fail(d.reason);
-  const c = chooseX402Option(d.value.accepts, sandbox);
-  if (c.type !== 'chosen') return t.fail(c.message);
-  const auth = x402Authorization({
-    version: 2,
-    choice: c,
-    from: PAYER,
-    nowSeconds: Math.floor(nowMs / 1000),
-    nonce: bytesToHex(new Uint8Array(32).fill(0xab)),
-  });
-  const ours = buildX402Payment({
-    version: 2,
-    option: c.option,
-    resource: d.value.resource,
-    extensions: d.value.extensions,
-    authorization: auth,
-    signature: signAuthorization(KEY, auth, c.asset, c.network.chainId),
-  });
-  t.is(ours.value, official);
-});
+    const d = decodePaymentRequiredV2(encodePaymentRequiredHeader(paymentRequired as never));
+    if (d.type !== 'decoded') return t.fail(d.reason);
+    const c = chooseX402Option(d.value.accepts, sandbox);
+    if (c.type !== 'chosen') return t.fail(c.message);
+    const auth = x402Authorization({
+      version: 2,
+      choice: c,
+      from: PAYER,
+      nowSeconds: Math.floor(nowMs / 1000),
+      nonce: bytesToHex(new Uint8Array(32).fill(0xab)),
+    });
+    const ours = buildX402Payment({
+      version: 2,
+      option: c.option,
+      resource: d.value.resource,
+      extensions: d.value.extensions,
+      authorization: auth,
+      signature: signAuthorization(KEY, auth, c.asset, c.network.chainId),
+    });
+    t.is(ours.value, official);
+  },
+);
 
 test.serial('bytes: our v1 X-PAYMENT equals x402@1.2.0 createPaymentHeader output', async (t) => {
   const nowMs = 1_900_000_000_456;
   const requirements = v1Option();
-  const official = await withFixedEntropy(0xcd, nowMs, () => createPaymentHeaderV1(privateKeyToAccount(KEY) as never, 1, requirements as never));
+  const official = await withFixedEntropy(0xcd, nowMs, () =>
+    createPaymentHeaderV1(privateKeyToAccount(KEY) as never, 1, requirements as never),
+  );
   const c = chooseX402Option([requirements], sandbox);
   if (c.type !== 'chosen') return t.fail(c.message);
   const auth = x402Authorization({
@@ -356,7 +438,12 @@ test.serial('bytes: our v1 X-PAYMENT equals x402@1.2.0 createPaymentHeader outpu
     nowSeconds: Math.floor(nowMs / 1000),
     nonce: bytesToHex(new Uint8Array(32).fill(0xcd)),
   });
-  const ours = buildX402Payment({ version: 1, option: c.option, authorization: auth, signature: signAuthorization(KEY, auth, c.asset, c.network.chainId) });
+  const ours = buildX402Payment({
+    version: 1,
+    option: c.option,
+    authorization: auth,
+    signature: signAuthorization(KEY, auth, c.asset, c.network.chainId),
+  });
   t.is(ours.value, official);
 });
 
@@ -365,15 +452,35 @@ test.serial('bytes: our v1 X-PAYMENT equals x402@1.2.0 createPaymentHeader outpu
 
 test('receipts: PAYMENT-RESPONSE (@x402/core) and X-PAYMENT-RESPONSE (x402@1) decode to the tx hash', (t) => {
   const tx: Hex = `0x${'ab'.repeat(32)}`;
-  const v2 = decodeX402Receipt(encodePaymentResponseHeader({ success: true, transaction: tx, network: 'eip155:84532', payer: PAYER } as never));
+  const v2 = decodeX402Receipt(
+    encodePaymentResponseHeader({ success: true, transaction: tx, network: 'eip155:84532', payer: PAYER } as never),
+  );
   t.is(v2.type === 'decoded' ? v2.value.txHash : undefined, tx);
-  const v1 = decodeX402Receipt(settleResponseHeader({ success: true, transaction: tx, network: 'base-sepolia', payer: PAYER } as never));
+  const v1 = decodeX402Receipt(
+    settleResponseHeader({ success: true, transaction: tx, network: 'base-sepolia', payer: PAYER } as never),
+  );
   t.is(v1.type === 'decoded' ? v1.value.txHash : undefined, tx);
-  const failed = decodeX402Receipt(encodeBase64(JSON.stringify({ success: false, transaction: '', network: 'base-sepolia', errorReason: 'x' })));
+  const failed = decodeX402Receipt(
+    encodeBase64(JSON.stringify({ success: false, transaction: '', network: 'base-sepolia', errorReason: 'x' })),
+  );
   t.is(failed.type === 'decoded' ? failed.value.txHash : 'x', undefined);
-  const notEvm = decodeX402Receipt(encodeBase64(JSON.stringify({ success: true, transaction: '5VERv8NMvzbJMEkV8xnrLkEaWRtSz9CosKDYjCJjBRnbJLgp8uirBgmQpjKhoR4tjF3ZpRzrFmBV6UjKdiSZkQUW', network: 'solana' })));
+  const notEvm = decodeX402Receipt(
+    encodeBase64(
+      JSON.stringify({
+        success: true,
+        transaction: '5VERv8NMvzbJMEkV8xnrLkEaWRtSz9CosKDYjCJjBRnbJLgp8uirBgmQpjKhoR4tjF3ZpRzrFmBV6UjKdiSZkQUW',
+        network: 'solana',
+      }),
+    ),
+  );
   t.is(notEvm.type === 'decoded' ? notEvm.value.txHash : 'x', undefined);
-  for (const bad of ['', '%%%', encodeBase64('nope'), encodeBase64('{}'), encodeBase64(JSON.stringify({ success: 'yes', transaction: tx, network: 'n' }))]) {
+  for (const bad of [
+    '',
+    '%%%',
+    encodeBase64('nope'),
+    encodeBase64('{}'),
+    encodeBase64(JSON.stringify({ success: 'yes', transaction: tx, network: 'n' })),
+  ]) {
     t.is(decodeX402Receipt(bad).type, 'invalid', bad);
   }
 });
@@ -391,7 +498,9 @@ test('mppx route binding: only the exact shape mppx advertises is bound; the non
   const info = (b.extensions.mppx as { info: Record<string, unknown> }).info;
   t.regex(String(info.nonce), /^[0-9a-f]{64}$/, 'a 32-byte salt, without 0x, as mppx writes it');
   t.like(info, { method: 'GET', opaque: 'abc' });
-  const expected = createHash('sha256').update([serialize(option), serialize(b.resource), serialize(b.extensions)].join('|')).digest('hex');
+  const expected = createHash('sha256')
+    .update([serialize(option), serialize(b.resource), serialize(b.extensions)].join('|'))
+    .digest('hex');
   t.is(b.nonce, `0x${expected}`);
   t.not(mppxRouteBinding(option, resource, extensions)?.nonce, b.nonce, 'a fresh salt each time');
   // Not bound (echoed verbatim, random nonce): no mppx, no resource, no info, or keys mppx's schema would strip.

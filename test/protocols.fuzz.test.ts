@@ -73,10 +73,19 @@ const x402Like = fc.record(
             network: fc.oneof(fc.constantFrom('eip155:84532', 'base-sepolia', 'eip155:8453', 'base'), fc.anything()),
             amount: fc.oneof(fc.bigInt({ min: -5n, max: 1n << 70n }).map(String), fc.anything()),
             maxAmountRequired: fc.oneof(fc.bigInt({ min: -5n, max: 1n << 70n }).map(String), fc.anything()),
-            asset: fc.oneof(fc.constantFrom(S_USDC.address, S_EURC.address, S_USDC.address.toLowerCase()), fc.anything()),
-            payTo: fc.oneof(fc.uint8Array({ minLength: 20, maxLength: 20 }).map((b) => bytesToHex(b)), fc.anything()),
+            asset: fc.oneof(
+              fc.constantFrom(S_USDC.address, S_EURC.address, S_USDC.address.toLowerCase()),
+              fc.anything(),
+            ),
+            payTo: fc.oneof(
+              fc.uint8Array({ minLength: 20, maxLength: 20 }).map((b) => bytesToHex(b)),
+              fc.anything(),
+            ),
             maxTimeoutSeconds: fc.oneof(fc.integer(), fc.anything()),
-            extra: fc.oneof(fc.record({ name: fc.constantFrom('USDC', 'EURC', 'USD Coin'), version: fc.constantFrom('1', '2') }), fc.anything()),
+            extra: fc.oneof(
+              fc.record({ name: fc.constantFrom('USDC', 'EURC', 'USD Coin'), version: fc.constantFrom('1', '2') }),
+              fc.anything(),
+            ),
           },
           { requiredKeys: [] },
         ),
@@ -91,7 +100,11 @@ const x402Like = fc.record(
 
 test('x402 decoders never throw on hostile text', (t) => {
   fc.assert(
-    fc.property(hostileString, (s) => isResult(decodePaymentRequiredV2(s)) && isResult(decodePaymentRequiredV1(s)) && isResult(decodeX402Receipt(s))),
+    fc.property(
+      hostileString,
+      (s) =>
+        isResult(decodePaymentRequiredV2(s)) && isResult(decodePaymentRequiredV1(s)) && isResult(decodeX402Receipt(s)),
+    ),
     { numRuns: RUNS },
   );
   t.pass();
@@ -100,7 +113,11 @@ test('x402 decoders never throw on hostile text', (t) => {
 test('x402 decoders and the chooser never throw on near-valid bodies; a decoded 402 always gets an answer', (t) => {
   fc.assert(
     fc.property(x402Like, (body) => {
-      for (const r of [decodePaymentRequiredV2Value(body), decodePaymentRequiredV1Value(body), decodePaymentRequiredV2(encodeBase64(JSON.stringify(body)))]) {
+      for (const r of [
+        decodePaymentRequiredV2Value(body),
+        decodePaymentRequiredV1Value(body),
+        decodePaymentRequiredV2(encodeBase64(JSON.stringify(body))),
+      ]) {
         if (!isResult(r)) return false;
         if (r.type === 'decoded') {
           const c = chooseX402Option(r.value.accepts, { environment: 'sandbox' });
@@ -108,7 +125,9 @@ test('x402 decoders and the chooser never throw on near-valid bodies; a decoded 
           if (c.type === 'none' && !/^BCK\.ROUTER\.00(01|12)$/.test(c.code)) return false;
         }
       }
-      const direct = chooseX402Option(Array.isArray(body.accepts) ? body.accepts : [body.accepts], { environment: 'live' });
+      const direct = chooseX402Option(Array.isArray(body.accepts) ? body.accepts : [body.accepts], {
+        environment: 'live',
+      });
       return direct.type === 'chosen' || direct.type === 'none';
     }),
     { numRuns: RUNS },
@@ -118,7 +137,25 @@ test('x402 decoders and the chooser never throw on near-valid bodies; a decoded 
 
 /** Header-shaped noise: tokens, quoted strings with escapes, commas, `=`, schemes, the adversarial shapes. */
 const headerPiece = fc.oneof(
-  fc.constantFrom('Payment', 'payment', 'Bearer', 'Basic', ' ', ',', ', ', '=', '"', '\\', '\\"', '\\\\', '\\u2014', 'id', 'realm', 'request', 'method'),
+  fc.constantFrom(
+    'Payment',
+    'payment',
+    'Bearer',
+    'Basic',
+    ' ',
+    ',',
+    ', ',
+    '=',
+    '"',
+    '\\',
+    '\\"',
+    '\\\\',
+    '\\u2014',
+    'id',
+    'realm',
+    'request',
+    'method',
+  ),
   fc.stringMatching(/^[a-z]{1,6}="[^"\\]{0,10}"$/),
   fc.stringMatching(/^[A-Za-z0-9+/=._~-]{1,12}$/),
   fc.string({ maxLength: 8 }),
@@ -128,15 +165,25 @@ const headerLike = fc.array(headerPiece, { maxLength: 40 }).map((parts) => parts
 test('the WWW-Authenticate parser never throws and stays fast on hostile headers', (t) => {
   let slowest = 0;
   fc.assert(
-    fc.property(fc.oneof(headerLike, hostileString, headerLike.map((h) => `Payment id="a", realm="r", method="evm", intent="charge", request="e30", ${h}`)), (h) => {
-      const start = performance.now();
-      const r = Challenge.deserializeList(h);
-      slowest = Math.max(slowest, performance.now() - start);
-      if (!isResult(r)) return false;
-      // Whatever we accept has the required fields and a request that decodes.
-      if (r.type === 'decoded') return r.value.challenges.every((c) => c.id.length > 0 && PaymentRequest.deserialize(c.request).type === 'decoded');
-      return true;
-    }),
+    fc.property(
+      fc.oneof(
+        headerLike,
+        hostileString,
+        headerLike.map((h) => `Payment id="a", realm="r", method="evm", intent="charge", request="e30", ${h}`),
+      ),
+      (h) => {
+        const start = performance.now();
+        const r = Challenge.deserializeList(h);
+        slowest = Math.max(slowest, performance.now() - start);
+        if (!isResult(r)) return false;
+        // Whatever we accept has the required fields and a request that decodes.
+        if (r.type === 'decoded')
+          return r.value.challenges.every(
+            (c) => c.id.length > 0 && PaymentRequest.deserialize(c.request).type === 'decoded',
+          );
+        return true;
+      },
+    ),
     { numRuns: RUNS },
   );
   t.true(slowest < 50, `slowest parse ${slowest.toFixed(2)} ms`);
@@ -144,12 +191,23 @@ test('the WWW-Authenticate parser never throws and stays fast on hostile headers
 
 test('credential, receipt, request and base64 decoders never throw on hostile text', (t) => {
   fc.assert(
-    fc.property(fc.oneof(hostileString, hostileString.map((s) => `Payment ${s}`)), (s) => {
-      if (!isResult(Credential.deserialize(s)) || !isResult(Receipt.deserialize(s)) || !isResult(PaymentRequest.deserialize(s))) return false;
-      const a = decodeBase64(s);
-      const b = decodeBase64Url(s);
-      return (a === undefined || typeof a === 'string') && (b === undefined || typeof b === 'string');
-    }),
+    fc.property(
+      fc.oneof(
+        hostileString,
+        hostileString.map((s) => `Payment ${s}`),
+      ),
+      (s) => {
+        if (
+          !isResult(Credential.deserialize(s)) ||
+          !isResult(Receipt.deserialize(s)) ||
+          !isResult(PaymentRequest.deserialize(s))
+        )
+          return false;
+        const a = decodeBase64(s);
+        const b = decodeBase64Url(s);
+        return (a === undefined || typeof a === 'string') && (b === undefined || typeof b === 'string');
+      },
+    ),
     { numRuns: RUNS },
   );
   t.pass();
@@ -157,7 +215,10 @@ test('credential, receipt, request and base64 decoders never throw on hostile te
 
 test('base64 and base64url round-trip any well-formed text', (t) => {
   fc.assert(
-    fc.property(fc.string({ unit: 'grapheme', maxLength: 200 }), (s) => decodeBase64(encodeBase64(s)) === s && decodeBase64Url(encodeBase64Url(s)) === s),
+    fc.property(
+      fc.string({ unit: 'grapheme', maxLength: 200 }),
+      (s) => decodeBase64(encodeBase64(s)) === s && decodeBase64Url(encodeBase64Url(s)) === s,
+    ),
     { numRuns: RUNS },
   );
   t.pass();
@@ -180,12 +241,20 @@ const challengeArb = fc.record({
   intent: fc.stringMatching(/^[a-z]{1,10}$/),
   request: jsonObject,
   description: fc.option(quotedText, { nil: undefined }),
-  digest: fc.option(fc.base64String({ maxLength: 44 }).map((b) => `sha-256=${b}`), { nil: undefined }),
-  expires: fc.option(
-    fc.date({ min: new Date('2000-01-01T00:00:00Z'), max: new Date('2100-01-01T00:00:00Z'), noInvalidDate: true }).map((d) => d.toISOString()),
+  digest: fc.option(
+    fc.base64String({ maxLength: 44 }).map((b) => `sha-256=${b}`),
     { nil: undefined },
   ),
-  opaque: fc.option(fc.base64String({ maxLength: 40 }).map((b) => b.replace(/=/g, '')), { nil: undefined }),
+  expires: fc.option(
+    fc
+      .date({ min: new Date('2000-01-01T00:00:00Z'), max: new Date('2100-01-01T00:00:00Z'), noInvalidDate: true })
+      .map((d) => d.toISOString()),
+    { nil: undefined },
+  ),
+  opaque: fc.option(
+    fc.base64String({ maxLength: 40 }).map((b) => b.replace(/=/g, '')),
+    { nil: undefined },
+  ),
 });
 
 function toChallenge(c: typeof challengeArb extends fc.Arbitrary<infer T> ? T : never): Challenge.PaymentChallenge {
@@ -231,17 +300,31 @@ test('round trip: any challenge we format parses back identically, with ours and
 
 test('round trip: any credential we write reads back identically, with ours and with mppx', (t) => {
   fc.assert(
-    fc.property(challengeArb, jsonObject, fc.option(fc.string({ maxLength: 60 }), { nil: undefined }), (c, payload, source) => {
-      const challenge = toChallenge(c);
-      const payloadJson = JSON.parse(JSON.stringify(payload)) as Record<string, unknown>;
-      const header = Credential.serialize({ challenge, payload: payloadJson, ...(source === undefined ? {} : { source }) });
-      const ours = Credential.deserialize(header);
-      if (ours.type !== 'decoded') return false;
-      if (!isDeepStrictEqual(ours.value.challenge, challenge) || !isDeepStrictEqual(ours.value.payload, payloadJson)) return false;
-      if (ours.value.source !== source) return false;
-      const theirs = MppxCredential.deserialize(header);
-      return theirs.challenge.id === challenge.id && isDeepStrictEqual(theirs.challenge.request, challenge.requestJson) && isDeepStrictEqual(theirs.payload, payloadJson);
-    }),
+    fc.property(
+      challengeArb,
+      jsonObject,
+      fc.option(fc.string({ maxLength: 60 }), { nil: undefined }),
+      (c, payload, source) => {
+        const challenge = toChallenge(c);
+        const payloadJson = JSON.parse(JSON.stringify(payload)) as Record<string, unknown>;
+        const header = Credential.serialize({
+          challenge,
+          payload: payloadJson,
+          ...(source === undefined ? {} : { source }),
+        });
+        const ours = Credential.deserialize(header);
+        if (ours.type !== 'decoded') return false;
+        if (!isDeepStrictEqual(ours.value.challenge, challenge) || !isDeepStrictEqual(ours.value.payload, payloadJson))
+          return false;
+        if (ours.value.source !== source) return false;
+        const theirs = MppxCredential.deserialize(header);
+        return (
+          theirs.challenge.id === challenge.id &&
+          isDeepStrictEqual(theirs.challenge.request, challenge.requestJson) &&
+          isDeepStrictEqual(theirs.payload, payloadJson)
+        );
+      },
+    ),
     { numRuns: RUNS },
   );
   t.pass();
@@ -254,7 +337,25 @@ test('round trip: any fundable x402 option yields a credential the official deco
     amount: fc.bigInt({ min: 1n, max: 999_999_999_999_999_999n }),
     payTo: fc.uint8Array({ minLength: 20, maxLength: 20 }).map((b) => bytesToHex(b)),
     maxTimeoutSeconds: fc.integer({ min: 1, max: 100_000 }),
-    unknown: fc.dictionary(fc.string({ maxLength: 8 }).filter((k) => !['scheme', 'network', 'amount', 'asset', 'payTo', 'maxTimeoutSeconds', 'extra', 'maxAmountRequired'].includes(k)), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 3 }),
+    unknown: fc.dictionary(
+      fc
+        .string({ maxLength: 8 })
+        .filter(
+          (k) =>
+            ![
+              'scheme',
+              'network',
+              'amount',
+              'asset',
+              'payTo',
+              'maxTimeoutSeconds',
+              'extra',
+              'maxAmountRequired',
+            ].includes(k),
+        ),
+      fc.jsonValue({ maxDepth: 2 }),
+      { maxKeys: 3 },
+    ),
     v1: fc.boolean(),
   });
   fc.assert(
@@ -273,14 +374,30 @@ test('round trip: any fundable x402 option yields a credential the official deco
       ) as Record<string, unknown>;
       const c = chooseX402Option([offered], { environment: 'sandbox' });
       if (c.type !== 'chosen' || c.amount !== o.amount) return false;
-      const authorization = { from: o.payTo, to: c.payTo, value: c.amount, validAfter: 0n, validBefore: 1n, nonce: `0x${'00'.repeat(32)}` as const };
+      const authorization = {
+        from: o.payTo,
+        to: c.payTo,
+        value: c.amount,
+        validAfter: 0n,
+        validBefore: 1n,
+        nonce: `0x${'00'.repeat(32)}` as const,
+      };
       const signature = `0x${'11'.repeat(65)}` as const;
       if (o.v1) {
         const cred = buildX402Payment({ version: 1, option: c.option, authorization, signature });
         const back = decodePaymentV1(cred.value);
-        return back.network === 'base-sepolia' && (back.payload as { authorization: { value: string } }).authorization.value === o.amount.toString();
+        return (
+          back.network === 'base-sepolia' &&
+          (back.payload as { authorization: { value: string } }).authorization.value === o.amount.toString()
+        );
       }
-      const cred = buildX402Payment({ version: 2, option: c.option, resource: { url: 'https://m.example/x' }, authorization, signature });
+      const cred = buildX402Payment({
+        version: 2,
+        option: c.option,
+        resource: { url: 'https://m.example/x' },
+        authorization,
+        signature,
+      });
       const back = decodePaymentSignatureHeader(cred.value) as { accepted: unknown };
       return JSON.stringify(back.accepted) === JSON.stringify(offered);
     }),
@@ -292,7 +409,12 @@ test('round trip: any fundable x402 option yields a credential the official deco
 test('the MPP chooser never throws on any challenge our parser accepts', (t) => {
   fc.assert(
     fc.property(challengeArb, jsonObject, (c, methodDetails) => {
-      const challenge = toChallenge({ ...c, method: 'evm', intent: 'charge', request: { ...c.request, methodDetails, amount: '1', currency: S_USDC.address, recipient: S_EURC.address } });
+      const challenge = toChallenge({
+        ...c,
+        method: 'evm',
+        intent: 'charge',
+        request: { ...c.request, methodDetails, amount: '1', currency: S_USDC.address, recipient: S_EURC.address },
+      });
       const r = chooseMppChallenge([challenge, toChallenge(c)], { environment: 'sandbox' });
       return r.type === 'chosen' || r.type === 'none';
     }),
@@ -320,7 +442,11 @@ function nestShaped(levels: number, shape: readonly boolean[], leaf: unknown): u
 
 test('exceedsJsonDepth agrees with the recursive depth on any JSON value and any bound', (t) => {
   fc.assert(
-    fc.property(fc.jsonValue({ maxDepth: 12 }), fc.nat({ max: 14 }), (v, max) => exceedsJsonDepth(v, max) === depthOf(v) > max),
+    fc.property(
+      fc.jsonValue({ maxDepth: 12 }),
+      fc.nat({ max: 14 }),
+      (v, max) => exceedsJsonDepth(v, max) === depthOf(v) > max,
+    ),
     { numRuns: RUNS },
   );
   t.pass();
@@ -332,7 +458,8 @@ test('exceedsJsonDepth never throws, however deep: true exactly above MAX_JSON_D
       fc.integer({ min: 0, max: 20_000 }),
       fc.array(fc.boolean(), { minLength: 1, maxLength: 8 }),
       fc.jsonValue({ maxDepth: 2 }),
-      (levels, shape, leaf) => exceedsJsonDepth(nestShaped(levels, shape, leaf)) === levels + depthOf(leaf) > MAX_JSON_DEPTH,
+      (levels, shape, leaf) =>
+        exceedsJsonDepth(nestShaped(levels, shape, leaf)) === levels + depthOf(leaf) > MAX_JSON_DEPTH,
     ),
     { numRuns: Math.min(RUNS, 300) },
   );
@@ -340,16 +467,30 @@ test('exceedsJsonDepth never throws, however deep: true exactly above MAX_JSON_D
 });
 
 test('a 402 nested at any depth decodes or is refused, never throws: refused exactly above MAX_JSON_DEPTH', (t) => {
-  const option = { scheme: 'exact', network: 'eip155:84532', amount: '1', asset: S_USDC.address, payTo: S_EURC.address, extra: { name: 'USDC', version: '2' } };
+  const option = {
+    scheme: 'exact',
+    network: 'eip155:84532',
+    amount: '1',
+    asset: S_USDC.address,
+    payTo: S_EURC.address,
+    extra: { name: 'USDC', version: '2' },
+  };
   fc.assert(
-    fc.property(fc.integer({ min: 0, max: 6_000 }), fc.array(fc.boolean(), { minLength: 1, maxLength: 4 }), (levels, shape) => {
-      // {x402Version, accepts, extensions: {x: <levels>}}: levels + 2 deep.
-      const text = JSON.stringify({ x402Version: 2, accepts: [option], extensions: { x: '@' } }).replace('"@"', nestedText(levels, shape));
-      const header = decodePaymentRequiredV2(encodeBase64(text));
-      const body = decodePaymentRequiredV1(text.replace('"x402Version":2', '"x402Version":1'));
-      const refused = levels + 2 > MAX_JSON_DEPTH;
-      return (header.type === 'invalid') === refused && (refused ? body.type === 'invalid' : true);
-    }),
+    fc.property(
+      fc.integer({ min: 0, max: 6_000 }),
+      fc.array(fc.boolean(), { minLength: 1, maxLength: 4 }),
+      (levels, shape) => {
+        // {x402Version, accepts, extensions: {x: <levels>}}: levels + 2 deep.
+        const text = JSON.stringify({ x402Version: 2, accepts: [option], extensions: { x: '@' } }).replace(
+          '"@"',
+          nestedText(levels, shape),
+        );
+        const header = decodePaymentRequiredV2(encodeBase64(text));
+        const body = decodePaymentRequiredV1(text.replace('"x402Version":2', '"x402Version":1'));
+        const refused = levels + 2 > MAX_JSON_DEPTH;
+        return (header.type === 'invalid') === refused && (refused ? body.type === 'invalid' : true);
+      },
+    ),
     { numRuns: Math.min(RUNS, 200) },
   );
   t.pass();
@@ -368,7 +509,13 @@ function nestedText(levels: number, shape: readonly boolean[]): string {
 }
 
 test('WWW-Authenticate: a Payment challenge is seen exactly when fewer than MAX_CHALLENGES challenges precede it', (t) => {
-  const valid = Challenge.serialize({ id: 'v', realm: 'r', method: 'evm', intent: 'charge', request: PaymentRequest.serialize({ amount: '1' }) });
+  const valid = Challenge.serialize({
+    id: 'v',
+    realm: 'r',
+    method: 'evm',
+    intent: 'charge',
+    request: PaymentRequest.serialize({ amount: '1' }),
+  });
   const junk = fc.constantFrom('Payment', 'Bearer', 'Basic realm="x"', 'Payment id="only"', 'Negotiate abc==');
   fc.assert(
     fc.property(fc.array(junk, { maxLength: 40 }), (before) => {

@@ -45,7 +45,9 @@ async function abandonedRequest(): Promise<IncomingMessage> {
   const socket = connect(port, '127.0.0.1');
   socket.on('error', () => undefined); // the server may answer the cut request with a reset
   await once(socket, 'connect');
-  socket.end('POST /body HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{"partial"');
+  socket.end(
+    'POST /body HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{"partial"',
+  );
   return req;
 }
 

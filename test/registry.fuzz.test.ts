@@ -47,9 +47,13 @@ const creditsConfig = fc.record({
   minAmount: orAnything(amount),
 });
 const url = fc.oneof(fc.webUrl(), fc.string(), fc.constant('https://a.example/x/:id'), fc.constant('ftp://x'));
-const endpoint = fc.dictionary(fc.oneof(fc.constantFrom('GET', 'POST', 'PUT', 'PATCH', 'DELETE'), fc.string()), orAnything(url), {
-  maxKeys: 3,
-});
+const endpoint = fc.dictionary(
+  fc.oneof(fc.constantFrom('GET', 'POST', 'PUT', 'PATCH', 'DELETE'), fc.string()),
+  orAnything(url),
+  {
+    maxKeys: 3,
+  },
+);
 const agentFields = {
   name: orAnything(fc.string({ maxLength: 210 })),
   description: orAnything(fc.string()),
@@ -114,9 +118,17 @@ test('agent bodies: parse or 400, and accepted agents have bounded fields and ht
         const a = accepts<Partial<AgentInput>>(schema, body);
         if (a === undefined) continue;
         if (a.name !== undefined && (a.name.length < 1 || a.name.length > LIMITS.name)) return false;
-        const urls = [...(a.endpoints ?? []).flatMap((e) => Object.values(e)), ...(a.agentDefinitionUrl === undefined ? [] : [a.agentDefinitionUrl])];
+        const urls = [
+          ...(a.endpoints ?? []).flatMap((e) => Object.values(e)),
+          ...(a.agentDefinitionUrl === undefined ? [] : [a.agentDefinitionUrl]),
+        ];
         if (!urls.every((u) => /^https?:\/\//i.test(u) && u.length <= LIMITS.url)) return false;
-        if ((a.endpoints ?? []).some((e) => Object.keys(e).some((k) => !['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].includes(k)))) return false;
+        if (
+          (a.endpoints ?? []).some((e) =>
+            Object.keys(e).some((k) => !['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].includes(k)),
+          )
+        )
+          return false;
       }
       return true;
     }),
@@ -132,8 +144,12 @@ test('combined bodies and whole-body garbage never escape as anything but a 400'
       fc.oneof(
         fc.anything(),
         fc.record({
-          agentMetadata: orAnything(fc.record({ name: agentFields.name, description: agentFields.description, tags: agentFields.tags })),
-          agentApi: orAnything(fc.record({ endpoints: agentFields.endpoints, agentDefinitionUrl: agentFields.agentDefinitionUrl })),
+          agentMetadata: orAnything(
+            fc.record({ name: agentFields.name, description: agentFields.description, tags: agentFields.tags }),
+          ),
+          agentApi: orAnything(
+            fc.record({ endpoints: agentFields.endpoints, agentDefinitionUrl: agentFields.agentDefinitionUrl }),
+          ),
           planMetadata: orAnything(fc.constant({ name: valid.plan.name, description: valid.plan.description })),
           priceConfig: orAnything(priceConfig),
           creditsConfig: orAnything(creditsConfig),
@@ -141,7 +157,8 @@ test('combined bodies and whole-body garbage never escape as anything but a 400'
         }),
       ),
       (body) => {
-        for (const schema of [AgentWithPlanInput, AgentInput, AgentUpdate, PlanInput, PlanUpdate]) accepts(schema, body);
+        for (const schema of [AgentWithPlanInput, AgentInput, AgentUpdate, PlanInput, PlanUpdate])
+          accepts(schema, body);
         const combined = accepts<AgentWithPlanInput>(AgentWithPlanInput, body);
         return combined === undefined || checkPlanParts(combined);
       },

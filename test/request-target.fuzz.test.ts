@@ -13,9 +13,9 @@ const segment = fc.oneof(
   fc.constantFrom('.', '..', '%2e', '%2E%2e', '', 'router', 'proxy', 'a b', '%00', '\\', '#x', '?q=1', '//evil'),
   fc.string({ maxLength: 6 }),
 );
-const pathLike = fc.tuple(fc.array(segment, { maxLength: 6 }), fc.option(fc.string({ maxLength: 10 }))).map(
-  ([parts, query]) => `/${parts.join('/')}${query === null ? '' : `?${query}`}`,
-);
+const pathLike = fc
+  .tuple(fc.array(segment, { maxLength: 6 }), fc.option(fc.string({ maxLength: 10 })))
+  .map(([parts, query]) => `/${parts.join('/')}${query === null ? '' : `?${query}`}`);
 
 test('targetOf routes on the pathname WHATWG gives, for plain and hostile targets alike', (t) => {
   fc.assert(

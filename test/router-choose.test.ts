@@ -54,20 +54,26 @@ test('a USD delegation still prefers the fundable x402 option', (t) => {
 });
 
 test('a EUR delegation offered only USDC x402 keeps the x402 choice (issuance refuses it, naming the currency)', (t) => {
-  const onlyX402 = { header: (n: string) => (n.toLowerCase() === 'www-authenticate' ? undefined : usdcX402EurcMpp.header(n)) };
+  const onlyX402 = {
+    header: (n: string) => (n.toLowerCase() === 'www-authenticate' ? undefined : usdcX402EurcMpp.header(n)),
+  };
   const choice = chooseFromAnswer(rc, delegationIn('eur'), onlyX402);
   t.is(choice.type, 'x402');
 });
 
-test('ROUTER_MAX_AUTH_TTL_SECS caps validBefore below the offer\'s maxTimeoutSeconds (and below the 30 s floor)', (t) => {
+test("ROUTER_MAX_AUTH_TTL_SECS caps validBefore below the offer's maxTimeoutSeconds (and below the 30 s floor)", (t) => {
   const choice = chooseFromAnswer(rc, delegationIn('usd'), usdcX402EurcMpp);
   const now = 1_800_000_000;
   const window = (cap?: number) => {
-    const u = prepareCredential(choice, PAYER, cap === undefined ? { nowSeconds: now } : { nowSeconds: now, maxAuthTtlSeconds: cap });
+    const u = prepareCredential(
+      choice,
+      PAYER,
+      cap === undefined ? { nowSeconds: now } : { nowSeconds: now, maxAuthTtlSeconds: cap },
+    );
     return Number(u.authorization.validBefore) - now;
   };
   t.is(window(), 300, 'the offer asks for 300 s');
   t.is(window(3600), 300);
   t.is(window(60), 60);
-  t.is(window(10), 10, 'the operator\'s cap wins over the 30 s floor');
+  t.is(window(10), 10, "the operator's cap wins over the 30 s floor");
 });

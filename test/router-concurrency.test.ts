@@ -64,7 +64,9 @@ forEachDb(({ kind, stack, test }) => {
     const url = m.v2.url + m.v2.paidPath;
     const clients = proxies.map((p) => apiClient(`${p}/api/v1`, u.apiKey));
     const results = await Promise.all(
-      Array.from({ length: N }, (_, i) => (clients[i % clients.length] ?? u.api).post('/router/route', { requestId: rid('cap'), delegationId, url })),
+      Array.from({ length: N }, (_, i) =>
+        (clients[i % clients.length] ?? u.api).post('/router/route', { requestId: rid('cap'), delegationId, url }),
+      ),
     );
     const ok = results.filter((r) => r.status === 200);
     const refused = results.filter((r) => r.status === 402);
@@ -93,16 +95,31 @@ forEachDb(({ kind, stack, test }) => {
     const requestId = rid('dup');
     const clients = proxies.map((p) => apiClient(`${p}/api/v1`, u.apiKey));
     const results = await Promise.all(
-      Array.from({ length: DUPES }, (_, i) => (clients[i % clients.length] ?? u.api).post('/router/route', { requestId, delegationId, url })),
+      Array.from({ length: DUPES }, (_, i) =>
+        (clients[i % clients.length] ?? u.api).post('/router/route', { requestId, delegationId, url }),
+      ),
     );
     const ok = results.filter((r) => r.status === 200);
-    t.is(ok.length, 1, results.filter((r) => r.status !== 409).map((r) => r.text).join('\n'));
+    t.is(
+      ok.length,
+      1,
+      results
+        .filter((r) => r.status !== 409)
+        .map((r) => r.text)
+        .join('\n'),
+    );
     const paymentId = ok[0]?.body.payment.paymentId;
     const dupes = results.filter((r) => r.status === 409);
     t.is(dupes.length, DUPES - 1);
-    t.true(dupes.every((r) => r.body.code === 'BCK.ROUTER.0002' && r.body.paymentId === paymentId), JSON.stringify(dupes.find((r) => r.body.paymentId !== paymentId)?.body));
+    t.true(
+      dupes.every((r) => r.body.code === 'BCK.ROUTER.0002' && r.body.paymentId === paymentId),
+      JSON.stringify(dupes.find((r) => r.body.paymentId !== paymentId)?.body),
+    );
     t.is((await paymentRows(stack(), u.userId)).filter((r) => r.requestId === requestId).length, 1);
-    t.is(m.chain.transfers.filter((x) => x.from === u.walletAddress && x.to === getAddress(MERCHANT_V2)).length >= 1, true);
+    t.is(
+      m.chain.transfers.filter((x) => x.from === u.walletAddress && x.to === getAddress(MERCHANT_V2)).length >= 1,
+      true,
+    );
   }
 
   test(`${N} parallel paid routes, cap fits exactly ${K}: ${K} paid, the rest 402 BCK.ROUTER.0003`, async (t) => {
@@ -123,13 +140,24 @@ forEachDb(({ kind, stack, test }) => {
     const { u, delegationId } = await paidUser(1);
     const url = m.v2.url + m.v2.paidPath;
     const requestId = rid('dup-refused');
-    const results = await Promise.all(Array.from({ length: DUPES }, () => u.api.post('/router/route', { requestId, delegationId, url })));
+    const results = await Promise.all(
+      Array.from({ length: DUPES }, () => u.api.post('/router/route', { requestId, delegationId, url })),
+    );
     t.deepEqual(
-      results.filter((r) => !(r.status === 402 && r.body.code === 'BCK.ROUTER.0003') && !(r.status === 409 && r.body.code === 'BCK.ROUTER.0002')).map((r) => r.text),
+      results
+        .filter(
+          (r) =>
+            !(r.status === 402 && r.body.code === 'BCK.ROUTER.0003') &&
+            !(r.status === 409 && r.body.code === 'BCK.ROUTER.0002'),
+        )
+        .map((r) => r.text),
       [],
     );
     t.true(results.some((r) => r.status === 402));
-    t.deepEqual(results.filter((r) => r.status === 409 && r.body.paymentId !== undefined).map((r) => r.text), []);
+    t.deepEqual(
+      results.filter((r) => r.status === 409 && r.body.paymentId !== undefined).map((r) => r.text),
+      [],
+    );
     t.is((await paymentRows(stack(), u.userId)).length, 0);
     t.is((await delegationRow(stack(), delegationId)).amountSpentCents, 0n);
   });

@@ -7,7 +7,16 @@ import test from 'ava';
 import fc from 'fast-check';
 import { joinSlugPath, safePathSegments } from '../shared/router/catalog.js';
 import { forEachDb } from './support/matrix.js';
-import { PAID_ENV, type ScriptedMerchant, USDC, createDelegation, delegationRow, fund, paymentRows, scriptedMerchant } from './support/router-fixtures.js';
+import {
+  PAID_ENV,
+  type ScriptedMerchant,
+  USDC,
+  createDelegation,
+  delegationRow,
+  fund,
+  paymentRows,
+  scriptedMerchant,
+} from './support/router-fixtures.js';
 
 // DESIGN §9 asks for at least 1,000 runs in `npm test`: the HTTP property costs ~1.5 ms a run, so it keeps that.
 const RUNS = Number(process.env.FUZZ_RUNS ?? 1000);
@@ -28,21 +37,45 @@ const HOSTILE: Record<string, [Record<string, string>, string]> = {
   '/base64-not-json': [{ 'payment-required': b64('not json {') }, '{}'],
   '/base64-array': [{ 'payment-required': b64([1, 2, 3]) }, '{}'],
   '/wrong-types': [{ 'payment-required': b64({ x402Version: '2', accepts: 'all of them' }) }, '{}'],
-  '/wrong-option-types': [{ 'payment-required': b64({ x402Version: 2, accepts: [{ scheme: 1, network: null, amount: -5, payTo: 7 }] }) }, '{}'],
-  '/negative-amount': [{ 'payment-required': b64({ x402Version: 2, accepts: [{ ...option(0), amount: '-10000' }] }) }, '{}'],
-  '/huge-amount': [{ 'payment-required': b64({ x402Version: 2, accepts: [{ ...option(0), amount: '9'.repeat(80) }] }) }, '{}'],
+  '/wrong-option-types': [
+    { 'payment-required': b64({ x402Version: 2, accepts: [{ scheme: 1, network: null, amount: -5, payTo: 7 }] }) },
+    '{}',
+  ],
+  '/negative-amount': [
+    { 'payment-required': b64({ x402Version: 2, accepts: [{ ...option(0), amount: '-10000' }] }) },
+    '{}',
+  ],
+  '/huge-amount': [
+    { 'payment-required': b64({ x402Version: 2, accepts: [{ ...option(0), amount: '9'.repeat(80) }] }) },
+    '{}',
+  ],
   '/float-amount': [{ 'payment-required': b64({ x402Version: 2, accepts: [{ ...option(0), amount: '0.5' }] }) }, '{}'],
   '/empty-accepts': [{ 'payment-required': b64({ x402Version: 2, accepts: [] }) }, '{}'],
-  '/many-accepts-header': [{ 'payment-required': b64({ x402Version: 2, accepts: Array.from({ length: 500 }, () => 0) }) }, '{}'],
+  '/many-accepts-header': [
+    { 'payment-required': b64({ x402Version: 2, accepts: Array.from({ length: 500 }, () => 0) }) },
+    '{}',
+  ],
   '/v1-empty-accepts': [{ 'content-type': 'application/json' }, JSON.stringify({ x402Version: 1, accepts: [] })],
-  '/v1-10000-accepts': [{ 'content-type': 'application/json' }, JSON.stringify({ x402Version: 1, accepts: Array.from({ length: 10_000 }, (_, i) => option(i)) })],
-  '/v1-wrong-types': [{ 'content-type': 'application/json' }, JSON.stringify({ x402Version: 1, accepts: [null, 1, 'x', [], { scheme: {} }] })],
+  '/v1-10000-accepts': [
+    { 'content-type': 'application/json' },
+    JSON.stringify({ x402Version: 1, accepts: Array.from({ length: 10_000 }, (_, i) => option(i)) }),
+  ],
+  '/v1-wrong-types': [
+    { 'content-type': 'application/json' },
+    JSON.stringify({ x402Version: 1, accepts: [null, 1, 'x', [], { scheme: {} }] }),
+  ],
   '/v1-not-json': [{ 'content-type': 'application/json' }, '{"accepts": [ unterminated'],
   '/no-requirements': [{}, 'pay me'],
   '/www-backslashes': [{ 'www-authenticate': `Payment ${'\\'.repeat(12_000)}` }, '{}'],
   '/www-quoted-backslashes': [{ 'www-authenticate': `Payment id="${'\\'.repeat(12_000)}` }, '{}'],
-  '/www-many-params': [{ 'www-authenticate': `Payment ${Array.from({ length: 1500 }, (_, i) => `p${i}="\\"`).join(', ')}` }, '{}'],
-  '/www-bad-request': [{ 'www-authenticate': 'Payment id="x", realm="r", method="evm", intent="charge", request="!!!"' }, '{}'],
+  '/www-many-params': [
+    { 'www-authenticate': `Payment ${Array.from({ length: 1500 }, (_, i) => `p${i}="\\"`).join(', ')}` },
+    '{}',
+  ],
+  '/www-bad-request': [
+    { 'www-authenticate': 'Payment id="x", realm="r", method="evm", intent="charge", request="!!!"' },
+    '{}',
+  ],
   '/www-not-payment': [{ 'www-authenticate': 'Basic realm="x"' }, '{}'],
   '/both-garbage': [{ 'www-authenticate': `Payment ${'"'.repeat(5000)}`, 'payment-required': '%%%' }, '{"accepts":7}'],
 };
@@ -50,8 +83,37 @@ const HOSTILE: Record<string, [Record<string, string>, string]> = {
 // In process: whatever `path` the slug check accepts, the joined URL stays on the catalog entry's origin and under
 // its base path (no climbing out with dots, slashes, backslashes, @ or their encodings).
 test(`slug path property (${RUNS * 5} runs): an accepted path never leaves the base`, (t) => {
-  const pieces = fc.constantFrom('a', 'b', '.', '..', '/', '//', '\\', '@', '%2e', '%2E', '%2f', '%5c', '%40', '%00', ':', '?', '#', 'http:', ' ', '\t', '~', '%', 'é', '\u0000');
-  const path = fc.oneof(fc.string(), fc.array(pieces, { maxLength: 12 }).map((a) => a.join('')), fc.string({ unit: 'binary' }));
+  const pieces = fc.constantFrom(
+    'a',
+    'b',
+    '.',
+    '..',
+    '/',
+    '//',
+    '\\',
+    '@',
+    '%2e',
+    '%2E',
+    '%2f',
+    '%5c',
+    '%40',
+    '%00',
+    ':',
+    '?',
+    '#',
+    'http:',
+    ' ',
+    '\t',
+    '~',
+    '%',
+    'é',
+    '\u0000',
+  );
+  const path = fc.oneof(
+    fc.string(),
+    fc.array(pieces, { maxLength: 12 }).map((a) => a.join('')),
+    fc.string({ unit: 'binary' }),
+  );
   let accepted = 0;
   fc.assert(
     fc.property(path, (p) => {
@@ -60,7 +122,8 @@ test(`slug path property (${RUNS * 5} runs): an accepted path never leaves the b
       accepted++;
       const url = joinSlugPath('http://merchant.test/base/', segments);
       if (url.origin !== 'http://merchant.test') throw new Error(`${JSON.stringify(p)} -> ${url}`);
-      if (!(url.pathname === '/base/' || url.pathname.startsWith('/base/'))) throw new Error(`${JSON.stringify(p)} -> ${url}`);
+      if (!(url.pathname === '/base/' || url.pathname.startsWith('/base/')))
+        throw new Error(`${JSON.stringify(p)} -> ${url}`);
       if (url.search !== '' || url.hash !== '') throw new Error(`${JSON.stringify(p)} -> ${url}`);
     }),
     { numRuns: RUNS * 5 },
@@ -78,7 +141,9 @@ test.before(async () => {
       return;
     }
     if (path === '/10000-accepts-header') {
-      res.writeHead(402, { 'payment-required': b64({ x402Version: 2, accepts: Array.from({ length: 10_000 }, (_, i) => option(i)) }) });
+      res.writeHead(402, {
+        'payment-required': b64({ x402Version: 2, accepts: Array.from({ length: 10_000 }, (_, i) => option(i)) }),
+      });
       res.end('{}');
       return;
     }
@@ -166,7 +231,12 @@ forEachDb(({ stack, test }) => {
     const urlish = fc.oneof(
       fc.constantFrom(...Object.keys(HOSTILE), '/free', '/missing').map((p) => merchant.url + p),
       fc.string(),
-      fc.constantFrom('file:///etc/passwd', `${merchant.url}/free#frag`, `${merchant.url}/free?a=%zz`, 'http://user@x.test/'),
+      fc.constantFrom(
+        'file:///etc/passwd',
+        `${merchant.url}/free#frag`,
+        `${merchant.url}/free?a=%zz`,
+        'http://user@x.test/',
+      ),
     );
     // Unreachable targets are left out on purpose: a merchant that cannot be reached is a documented 502
     // (BCK.HTTP.0502, retryable), not an input error.
@@ -187,7 +257,10 @@ forEachDb(({ stack, test }) => {
           slug: fc.oneof(fc.string(), fc.constantFrom('a', 'no-such-slug')),
           path: fc.oneof(fc.string(), fc.constantFrom('//x', '../x', '%2e%2e', 'a/b')),
           method: fc.oneof(fc.constantFrom('GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'TRACE', 'CONNECT'), fc.string()),
-          headers: fc.oneof(fc.dictionary(fc.string({ maxLength: 20 }), fc.string({ maxLength: 40 }), { maxKeys: 5 }), fc.anything()),
+          headers: fc.oneof(
+            fc.dictionary(fc.string({ maxLength: 20 }), fc.string({ maxLength: 40 }), { maxKeys: 5 }),
+            fc.anything(),
+          ),
           body: fc.jsonValue({ maxDepth: 3 }),
           protocol: fc.oneof(fc.constantFrom('x402', 'mpp'), fc.string()),
         },
@@ -208,7 +281,10 @@ forEachDb(({ stack, test }) => {
         }
         if (typeof b === 'object' && b !== null && !Array.isArray(b) && 'requestId' in b) {
           // Fresh ids most of the time, so the upstream path is exercised, not just the 409.
-          payload = JSON.stringify({ ...b, requestId: typeof b.requestId === 'string' ? `${rid()}${b.requestId}`.slice(0, 200) : b.requestId });
+          payload = JSON.stringify({
+            ...b,
+            requestId: typeof b.requestId === 'string' ? `${rid()}${b.requestId}`.slice(0, 200) : b.requestId,
+          });
         }
         const r = await u.api.raw('POST', '/router/route', payload);
         statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
@@ -220,6 +296,7 @@ forEachDb(({ stack, test }) => {
     );
     t.is((await paymentRows(stack(), u.userId)).length, 0);
     t.log(JSON.stringify([...statuses]), `merchant reached ${merchant.seen.length - reachedBefore} times`);
-    if (RUNS >= 200) t.true(merchant.seen.length > reachedBefore, 'some bodies were valid enough to reach the merchant');
+    if (RUNS >= 200)
+      t.true(merchant.seen.length > reachedBefore, 'some bodies were valid enough to reach the merchant');
   });
 }, PAID_ENV);

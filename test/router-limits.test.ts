@@ -44,7 +44,13 @@ let merchant: ScriptedMerchant;
 const received = new Map<string, string>();
 
 test.before(async () => {
-  v2 = await startX402V2Merchant({ chain: new StubChain(CHAIN_ID, [USDC, EURC]), payTo: MERCHANT_V2, usdcAmount: '10000', usdc: USDC, eurc: EURC });
+  v2 = await startX402V2Merchant({
+    chain: new StubChain(CHAIN_ID, [USDC, EURC]),
+    payTo: MERCHANT_V2,
+    usdcAmount: '10000',
+    usdc: USDC,
+    eurc: EURC,
+  });
   const required = (await fetch(v2.url + v2.paidPath)).headers.get('payment-required') ?? '';
   merchant = await scriptedMerchant(async (req, res) => {
     const chunks: Buffer[] = [];
@@ -109,7 +115,14 @@ interface RawAnswer {
  * Sends a request head declaring `declared` body bytes, then `first` of them, then (if `trickle`) one more byte
  * every 50 ms, never the whole body; reads the answer until the server closes the connection (guard: 20 s).
  */
-function stalledUpload(stack: Stack, path: string, headers: Record<string, string>, declared: number, first: Buffer, trickle = false): Promise<RawAnswer> {
+function stalledUpload(
+  stack: Stack,
+  path: string,
+  headers: Record<string, string>,
+  declared: number,
+  first: Buffer,
+  trickle = false,
+): Promise<RawAnswer> {
   const { hostname, port } = new URL(stack.proxyUrl);
   return new Promise((resolve, reject) => {
     const socket = connect(Number(port), hostname);
@@ -136,10 +149,21 @@ function stalledUpload(stack: Stack, path: string, headers: Record<string, strin
       const [statusLine = '', ...lines] = raw.slice(0, split).split('\r\n');
       const h: Record<string, string> = {};
       for (const l of lines) h[l.slice(0, l.indexOf(':')).toLowerCase()] = l.slice(l.indexOf(':') + 1).trim();
-      resolve({ status: Number(statusLine.split(' ')[1]), headers: h, body: JSON.parse(raw.slice(split + 4)) as Record<string, unknown>, ms, closedByServer });
+      resolve({
+        status: Number(statusLine.split(' ')[1]),
+        headers: h,
+        body: JSON.parse(raw.slice(split + 4)) as Record<string, unknown>,
+        ms,
+        closedByServer,
+      });
     });
     socket.on('connect', () => {
-      const head = [`POST ${path} HTTP/1.1`, `host: ${hostname}:${port}`, 'content-type: application/json', `content-length: ${declared}`];
+      const head = [
+        `POST ${path} HTTP/1.1`,
+        `host: ${hostname}:${port}`,
+        'content-type: application/json',
+        `content-length: ${declared}`,
+      ];
       for (const [k, v] of Object.entries(headers)) head.push(`${k}: ${v}`);
       socket.write(`${head.join('\r\n')}\r\n\r\n`);
       started = performance.now();
@@ -200,17 +224,33 @@ forEachDb(({ stack, test }) => {
 
   test('route: JSON nested deeper than the route re-serializes is relayed as its text (free and paid), never a 500', async (t) => {
     const { u, delegationId } = await paidUser();
-    const free = await u.api.post('/router/route', { requestId: rid(), delegationId, url: `${merchant.url}/deep?n=5000` });
+    const free = await u.api.post('/router/route', {
+      requestId: rid(),
+      delegationId,
+      url: `${merchant.url}/deep?n=5000`,
+    });
     t.is(free.status, 200, free.text.slice(0, 300));
     t.is(free.body.body, nested(5000));
     t.false(free.body.paid);
-    const justOver = await u.api.post('/router/route', { requestId: rid(), delegationId, url: `${merchant.url}/deep?n=${MAX_DEPTH + 1}` });
+    const justOver = await u.api.post('/router/route', {
+      requestId: rid(),
+      delegationId,
+      url: `${merchant.url}/deep?n=${MAX_DEPTH + 1}`,
+    });
     t.is(justOver.body.body, nested(MAX_DEPTH + 1));
-    const atBound = await u.api.post('/router/route', { requestId: rid(), delegationId, url: `${merchant.url}/deep?n=${MAX_DEPTH}` });
+    const atBound = await u.api.post('/router/route', {
+      requestId: rid(),
+      delegationId,
+      url: `${merchant.url}/deep?n=${MAX_DEPTH}`,
+    });
     t.is(atBound.status, 200);
     t.deepEqual(atBound.body.body, JSON.parse(nested(MAX_DEPTH)), 'at the bound the answer is JSON');
 
-    const paid = await u.api.post('/router/route', { requestId: rid(), delegationId, url: `${merchant.url}/paid-deep?n=5000` });
+    const paid = await u.api.post('/router/route', {
+      requestId: rid(),
+      delegationId,
+      url: `${merchant.url}/paid-deep?n=5000`,
+    });
     t.is(paid.status, 200, paid.text.slice(0, 300));
     t.true(paid.body.paid);
     t.is(paid.body.body, nested(5000));
@@ -227,11 +267,17 @@ forEachDb(({ stack, test }) => {
       const r = await u.api.raw('POST', '/router/route', raw);
       t.is(r.status, 400, `${depth}: ${r.text.slice(0, 300)}`);
       t.is(r.body.code, 'BCK.ROUTER.0001');
-      t.deepEqual(JSON.parse(r.body.params as string), { issues: [`body.body: nests arrays/objects deeper than ${MAX_DEPTH} levels`] });
+      t.deepEqual(JSON.parse(r.body.params as string), {
+        issues: [`body.body: nests arrays/objects deeper than ${MAX_DEPTH} levels`],
+      });
       t.false(received.has(id), 'the merchant was not called');
     }
     const id = rid();
-    const ok = await u.api.raw('POST', '/router/route', `{"requestId":"${rid()}","delegationId":"${delegationId}","url":"${merchant.url}/echo","method":"POST","body":${nested(MAX_DEPTH)},"headers":{"x-test-id":"${id}"}}`);
+    const ok = await u.api.raw(
+      'POST',
+      '/router/route',
+      `{"requestId":"${rid()}","delegationId":"${delegationId}","url":"${merchant.url}/echo","method":"POST","body":${nested(MAX_DEPTH)},"headers":{"x-test-id":"${id}"}}`,
+    );
     t.is(ok.status, 200, ok.text.slice(0, 300));
     t.is(received.get(id), nested(MAX_DEPTH), 'at the bound the body is sent');
     t.is((await paymentRows(stack(), u.userId)).length, 0);
@@ -239,7 +285,13 @@ forEachDb(({ stack, test }) => {
 
   test('route: a body that stalls after 500 kB of a declared 1 MB -> 408 BCK.HTTP.0408 with Connection: close, then the connection is closed', async (t) => {
     const { u, delegationId } = await paidUser();
-    const a = await stalledUpload(stack(), '/api/v1/router/route', { authorization: `Bearer ${u.apiKey}` }, 1_000_000, Buffer.alloc(500_000, 0x20));
+    const a = await stalledUpload(
+      stack(),
+      '/api/v1/router/route',
+      { authorization: `Bearer ${u.apiKey}` },
+      1_000_000,
+      Buffer.alloc(500_000, 0x20),
+    );
     t.is(a.status, 408);
     t.is(a.headers.connection, 'close');
     t.like(a.body, { code: 'BCK.HTTP.0408', httpStatus: 408, category: 'validation', retryable: true });
@@ -252,7 +304,14 @@ forEachDb(({ stack, test }) => {
 
   test('route: a body trickling a byte every 50 ms is still cut at the total bound -> 408', async (t) => {
     const u = await stack().user();
-    const a = await stalledUpload(stack(), '/api/v1/router/route', { authorization: `Bearer ${u.apiKey}` }, 100_000, Buffer.from('{'), true);
+    const a = await stalledUpload(
+      stack(),
+      '/api/v1/router/route',
+      { authorization: `Bearer ${u.apiKey}` },
+      100_000,
+      Buffer.from('{'),
+      true,
+    );
     t.is(a.status, 408);
     t.is(a.body.code, 'BCK.HTTP.0408');
     t.is(a.headers.connection, 'close');
@@ -263,8 +322,18 @@ forEachDb(({ stack, test }) => {
   test('proxy: a body that stalls -> 408, the connection closed, the concurrency slot and the requestId given back', async (t) => {
     const { u, delegationId } = await paidUser();
     const requestId = rid();
-    const control = { 'x-router-target-url': `${merchant.url}/echo`, 'x-router-delegation-id': delegationId, 'x-router-request-id': requestId };
-    const a = await stalledUpload(stack(), '/api/v1/router/proxy', { authorization: `Bearer ${u.apiKey}`, ...control }, 10_000_000, Buffer.alloc(2_000_000, 0x61));
+    const control = {
+      'x-router-target-url': `${merchant.url}/echo`,
+      'x-router-delegation-id': delegationId,
+      'x-router-request-id': requestId,
+    };
+    const a = await stalledUpload(
+      stack(),
+      '/api/v1/router/proxy',
+      { authorization: `Bearer ${u.apiKey}`, ...control },
+      10_000_000,
+      Buffer.alloc(2_000_000, 0x61),
+    );
     t.is(a.status, 408);
     t.is(a.headers.connection, 'close');
     t.like(a.body, { code: 'BCK.HTTP.0408', httpStatus: 408 });

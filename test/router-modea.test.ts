@@ -65,16 +65,46 @@ forEachDb(({ stack, test }) => {
   }
 
   const cases = [
-    { name: 'x402 v2', protocol: 'x402', target: v2Target, header: 'PAYMENT-SIGNATURE', url: () => m.v2.url + m.v2.paidPath, recipient: MERCHANT_V2, version: 2 },
-    { name: 'x402 v1', protocol: 'x402', target: v1Target, header: 'X-PAYMENT', url: () => m.v1.url + m.v1.paidPath, recipient: undefined, version: 1 },
-    { name: 'mpp', protocol: 'mpp', target: mppTarget, header: 'Authorization', url: () => m.mpp.url + m.mpp.paidPath, recipient: MERCHANT_MPP, version: undefined },
+    {
+      name: 'x402 v2',
+      protocol: 'x402',
+      target: v2Target,
+      header: 'PAYMENT-SIGNATURE',
+      url: () => m.v2.url + m.v2.paidPath,
+      recipient: MERCHANT_V2,
+      version: 2,
+    },
+    {
+      name: 'x402 v1',
+      protocol: 'x402',
+      target: v1Target,
+      header: 'X-PAYMENT',
+      url: () => m.v1.url + m.v1.paidPath,
+      recipient: undefined,
+      version: 1,
+    },
+    {
+      name: 'mpp',
+      protocol: 'mpp',
+      target: mppTarget,
+      header: 'Authorization',
+      url: () => m.mpp.url + m.mpp.paidPath,
+      recipient: MERCHANT_MPP,
+      version: undefined,
+    },
   ] as const;
 
   for (const c of cases) {
     test(`${c.name}: Issued credential, the merchant library accepts it`, async (t) => {
       const { u, delegationId } = await paidUser();
       const requestId = rid();
-      const r = await mint(u, { delegationId, protocol: c.protocol, target: await c.target(), resourceUrl: c.url(), requestId });
+      const r = await mint(u, {
+        delegationId,
+        protocol: c.protocol,
+        target: await c.target(),
+        resourceUrl: c.url(),
+        requestId,
+      });
       t.is(r.status, 200, r.text);
       t.is(r.body.status, 'Issued');
       t.is(r.body.protocol, c.protocol);
@@ -86,8 +116,16 @@ forEachDb(({ stack, test }) => {
       t.is(r.body.x402Version, c.version);
       if (c.recipient !== undefined) t.is(r.body.settlement.recipient, getAddress(c.recipient));
       // Fee only on x402 (with a requestId); MPP pays the merchant leg only.
-      if (c.protocol === 'x402') t.deepEqual(r.body.fee, { bps: 500, amount: '500', cents: '1', capChargedCents: '2', capChargedMicros: '10500' });
-      else t.deepEqual(r.body.fee, { bps: 0, amount: '0', cents: '0', capChargedCents: '1', capChargedMicros: '10000' });
+      if (c.protocol === 'x402')
+        t.deepEqual(r.body.fee, {
+          bps: 500,
+          amount: '500',
+          cents: '1',
+          capChargedCents: '2',
+          capChargedMicros: '10500',
+        });
+      else
+        t.deepEqual(r.body.fee, { bps: 0, amount: '0', cents: '0', capChargedCents: '1', capChargedMicros: '10000' });
       const spent = c.protocol === 'x402' ? 2n : 1n;
       t.is((await delegationRow(stack(), delegationId)).amountSpentCents, spent);
       t.is(await ledgerBalance(stack(), u.walletAddress), 100_000_000n - PRICE - (c.protocol === 'x402' ? 500n : 0n));
@@ -140,12 +178,16 @@ forEachDb(({ stack, test }) => {
     t.is(foreign.body.code, 'BCK.ROUTER.0003');
   });
 
-  test('mode A: options in the other x402 version\'s fields than the target declares -> 400, nothing signed or charged', async (t) => {
+  test("mode A: options in the other x402 version's fields than the target declares -> 400, nothing signed or charged", async (t) => {
     const { u, delegationId } = await paidUser();
     const v1 = (await v1Target()) as { accepts: unknown[] };
     const v2 = (await v2Target()) as { accepts: unknown[] };
     // An x402@1 merchant's options sent without x402Version (2 by default), and v2 options declared as version 1.
-    for (const target of [{ accepts: v1.accepts }, { x402Version: 2, accepts: v1.accepts }, { x402Version: 1, accepts: v2.accepts }]) {
+    for (const target of [
+      { accepts: v1.accepts },
+      { x402Version: 2, accepts: v1.accepts },
+      { x402Version: 1, accepts: v2.accepts },
+    ]) {
       const r = await mint(u, { delegationId, protocol: 'x402', target, requestId: rid() });
       t.is(r.status, 400, r.text);
       t.is(r.body.code, 'BCK.ROUTER.0001');
@@ -163,7 +205,10 @@ forEachDb(({ stack, test }) => {
     const balance = await ledgerBalance(stack(), u.walletAddress);
     const spent = (await delegationRow(stack(), delegationId)).amountSpentCents;
     // A retry under a new requestId, or with none: the challenge fixes the nonce, so only one credential can pay.
-    for (const body of [{ delegationId, protocol: 'mpp', target, requestId: rid() }, { delegationId, protocol: 'mpp', target }]) {
+    for (const body of [
+      { delegationId, protocol: 'mpp', target, requestId: rid() },
+      { delegationId, protocol: 'mpp', target },
+    ]) {
       const again = await mint(u, body);
       t.is(again.status, 409, again.text);
       t.is(again.body.code, 'BCK.ROUTER.0013');
@@ -224,21 +269,34 @@ forEachDb(({ stack, test }) => {
     const all = await u.api.get('/router/payments');
     t.is(all.status, 200);
     t.is(all.body.total, 3);
-    t.deepEqual(all.body.payments.map((p: { paymentId: string }) => p.paymentId), [...ids].reverse());
+    t.deepEqual(
+      all.body.payments.map((p: { paymentId: string }) => p.paymentId),
+      [...ids].reverse(),
+    );
     t.is(all.body.payments[0].credential, undefined);
     t.false(all.text.includes('"value"'));
     const byD = await u.api.get(`/router/payments?delegationId=${d1}`);
-    t.deepEqual(byD.body.payments.map((p: { paymentId: string }) => p.paymentId), [ids[2], ids[0]]);
+    t.deepEqual(
+      byD.body.payments.map((p: { paymentId: string }) => p.paymentId),
+      [ids[2], ids[0]],
+    );
     const future = new Date(Date.now() + 3_600_000).toISOString();
     const past = new Date(Date.now() - 3_600_000).toISOString();
     t.is((await u.api.get(`/router/payments?from=${encodeURIComponent(future)}`)).body.total, 0);
     t.is((await u.api.get(`/router/payments?to=${encodeURIComponent(past)}`)).body.total, 0);
-    t.is((await u.api.get(`/router/payments?from=${encodeURIComponent(past)}&to=${encodeURIComponent(future)}`)).body.total, 3);
+    t.is(
+      (await u.api.get(`/router/payments?from=${encodeURIComponent(past)}&to=${encodeURIComponent(future)}`)).body
+        .total,
+      3,
+    );
     t.is((await u.api.get('/router/payments?from=yesterday')).status, 400);
     // `total` counts every match; `limit` bounds the rows returned.
     const one = await u.api.get('/router/payments?limit=1');
     t.is(one.body.total, 3);
-    t.deepEqual(one.body.payments.map((p: { paymentId: string }) => p.paymentId), [ids[2]]);
+    t.deepEqual(
+      one.body.payments.map((p: { paymentId: string }) => p.paymentId),
+      [ids[2]],
+    );
     // Refused as 400 on both databases: reversed bounds, years PostgreSQL cannot store, a limit that is not decimal.
     for (const query of [
       `from=${encodeURIComponent(future)}&to=${encodeURIComponent(past)}`,
@@ -280,23 +338,40 @@ forEachDb(({ stack, test }) => {
       if (g === 'month') t.is(s.body.series[0].date, `${today.slice(0, 8)}01`);
     }
     t.is((await u.api.get('/router/payments/summary?granularity=year')).status, 400);
-    const windowed = await u.api.get(`/router/payments/summary?from=${encodeURIComponent(past)}&to=${encodeURIComponent(future)}`);
+    const windowed = await u.api.get(
+      `/router/payments/summary?from=${encodeURIComponent(past)}&to=${encodeURIComponent(future)}`,
+    );
     t.deepEqual(windowed.body, { total: 3, series: [{ date: today, value: 3 }] });
-    t.deepEqual((await u.api.get(`/router/payments/summary?from=${encodeURIComponent(future)}`)).body, { total: 0, series: [] });
+    t.deepEqual((await u.api.get(`/router/payments/summary?from=${encodeURIComponent(future)}`)).body, {
+      total: 0,
+      series: [],
+    });
 
     // The summary takes the listing's delegationId filter (a bad one is a 400, not the whole account).
-    t.deepEqual((await u.api.get(`/router/payments/summary?delegationId=${d2}`)).body, { total: 1, series: [{ date: today, value: 1 }] });
+    t.deepEqual((await u.api.get(`/router/payments/summary?delegationId=${d2}`)).body, {
+      total: 1,
+      series: [{ date: today, value: 1 }],
+    });
     t.is((await u.api.get('/router/payments/summary?delegationId=nope')).status, 400);
     // A date-only `to` names its whole UTC day: from=D&to=D is day D, on the listing and the summary.
     t.is((await u.api.get(`/router/payments?from=${today}&to=${today}`)).body.total, 3);
-    t.deepEqual((await u.api.get(`/router/payments/summary?from=${today}&to=${today}`)).body, { total: 3, series: [{ date: today, value: 3 }] });
+    t.deepEqual((await u.api.get(`/router/payments/summary?from=${today}&to=${today}`)).body, {
+      total: 3,
+      series: [{ date: today, value: 3 }],
+    });
     t.is((await u.api.get(`/router/payments?to=${today}`)).body.total, 3);
     // Pages: `page` (1-based) of `limit` rows; `offset` (the contract's results per page) is the same knob.
     const pages = await Promise.all([1, 2, 3, 4].map((p) => u.api.get(`/router/payments?limit=1&page=${p}`)));
-    t.deepEqual(pages.map((p) => p.body.payments.map((x: { paymentId: string }) => x.paymentId)), [[ids[2]], [ids[1]], [ids[0]], []]);
+    t.deepEqual(
+      pages.map((p) => p.body.payments.map((x: { paymentId: string }) => x.paymentId)),
+      [[ids[2]], [ids[1]], [ids[0]], []],
+    );
     t.true(pages.every((p, i) => p.body.total === 3 && p.body.page === i + 1 && p.body.offset === 1));
     const byOffset = await u.api.get('/router/payments?offset=2&page=2');
-    t.deepEqual(byOffset.body.payments.map((x: { paymentId: string }) => x.paymentId), [ids[0]]);
+    t.deepEqual(
+      byOffset.body.payments.map((x: { paymentId: string }) => x.paymentId),
+      [ids[0]],
+    );
     for (const query of ['page=0', 'page=x', 'limit=2&offset=3', 'offset=1001']) {
       const r = await u.api.get(`/router/payments?${query}`);
       t.is(r.status, 400, `${query}: ${r.text}`);
@@ -312,12 +387,17 @@ forEachDb(({ stack, test }) => {
     const { u, delegationId } = await paidUser();
     const deep = (levels: number) => `${'['.repeat(levels)}0${']'.repeat(levels)}`;
     // The USDC options (the delegation pays USD; the v2 merchant offers EURC first).
-    const usdc = (accepts: unknown): unknown => (accepts as { extra?: { name?: string } }[]).find((o) => o.extra?.name === 'USDC');
+    const usdc = (accepts: unknown): unknown =>
+      (accepts as { extra?: { name?: string } }[]).find((o) => o.extra?.name === 'USDC');
     const option = usdc((await v2Target()).accepts);
     const v1Option = usdc((await v1Target()).accepts);
     // Raw bodies: JSON.stringify itself overflows on these (the hazard); the proxy's JSON.parse does not.
     const post = (target: string) =>
-      u.api.raw('POST', '/router/payments', `{"delegationId":"${delegationId}","protocol":"x402","requestId":"${rid()}","target":${target}}`);
+      u.api.raw(
+        'POST',
+        '/router/payments',
+        `{"delegationId":"${delegationId}","protocol":"x402","requestId":"${rid()}","target":${target}}`,
+      );
     const bodies = {
       'v2 extensions': `{"accepts":[${JSON.stringify(option)}],"extensions":{"x":${deep(4_200)}}}`,
       'v2 resource': `{"accepts":[${JSON.stringify(option)}],"resource":{"url":"https://m.test/","x":${deep(4_200)}}}`,
@@ -333,7 +413,10 @@ forEachDb(({ stack, test }) => {
     // Just inside the bound the same offer is paid: only the depth was refused.
     const ok = await post(`{"accepts":[${JSON.stringify(option)}],"extensions":{"x":${deep(62)}}}`);
     t.is(ok.status, 200, ok.text);
-    t.is((await stack().ctx.db.em().count(RouterPayment, { userId: u.userId })), 1, 'only the accepted offer left a payment row');
+    t.is(
+      await stack().ctx.db.em().count(RouterPayment, { userId: u.userId }),
+      1,
+      'only the accepted offer left a payment row',
+    );
   });
-
 }, PAID_ENV);

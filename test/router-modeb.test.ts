@@ -69,12 +69,28 @@ test.before(async () => {
     res.end();
   });
   for (const p of PRICES) {
-    priced.set(p, await startX402V2Merchant({ chain: m.chain, payTo: MERCHANT_V2, usdcAmount: p.toString(), usdc: USDC, eurc: EURC }));
+    priced.set(
+      p,
+      await startX402V2Merchant({
+        chain: m.chain,
+        payTo: MERCHANT_V2,
+        usdcAmount: p.toString(),
+        usdc: USDC,
+        eurc: EURC,
+      }),
+    );
   }
 });
 
 test.after.always(async () => {
-  await Promise.all([m?.close(), again?.close(), redirect?.close(), mppOnly?.close(), flaky?.close(), ...[...priced.values()].map((x) => x.close())]);
+  await Promise.all([
+    m?.close(),
+    again?.close(),
+    redirect?.close(),
+    mppOnly?.close(),
+    flaky?.close(),
+    ...[...priced.values()].map((x) => x.close()),
+  ]);
 });
 
 const USDC_MERCHANT_OF_AGAIN = getAddress(MERCHANT_V2);
@@ -85,7 +101,9 @@ const rid = () => `req-${Date.now()}-${++n}`;
 
 forEachDb(({ stack, test }) => {
   async function movesOf(paymentId: string) {
-    const rows = await stack().ctx.db.em().find(TokenLedger, { reference: paymentId }, { orderBy: { kind: 'asc' } });
+    const rows = await stack()
+      .ctx.db.em()
+      .find(TokenLedger, { reference: paymentId }, { orderBy: { kind: 'asc' } });
     const out: [string, string, string, bigint][] = [];
     for (const r of rows.filter((x) => x.delta > 0n)) {
       const from = rows.find((x) => x.txId === r.txId && x.kind === r.kind && x.delta === -r.delta);
@@ -126,7 +144,10 @@ forEachDb(({ stack, test }) => {
     t.is(p.status, 'Settled');
     t.regex(p.txHash, /^0x[0-9a-f]{64}$/);
     // The merchant's library settled on its chain (USDC preferred over the EURC it offers first).
-    t.deepEqual(transfersFrom(u.walletAddress).map((x) => [x.to, x.value]), [[getAddress(MERCHANT_V2), PRICE]]);
+    t.deepEqual(
+      transfersFrom(u.walletAddress).map((x) => [x.to, x.value]),
+      [[getAddress(MERCHANT_V2), PRICE]],
+    );
 
     const row = await paymentRow(stack(), p.paymentId);
     t.like(row, {
@@ -147,7 +168,10 @@ forEachDb(({ stack, test }) => {
     const d = await delegationRow(stack(), delegationId);
     t.is(d.amountSpentCents, 2n);
     const txs = await delegationTransactions(stack(), delegationId);
-    t.deepEqual(txs.map((x) => [x.kind, x.amountCents, x.reference]), [['reserve', 2n, p.paymentId]]);
+    t.deepEqual(
+      txs.map((x) => [x.kind, x.amountCents, x.reference]),
+      [['reserve', 2n, p.paymentId]],
+    );
     // Ledger: buyer -> merchant (price), buyer -> fee recipient (fee).
     t.is(await ledgerBalance(stack(), u.walletAddress), 100_000_000n - PRICE - 500n);
     // (Other tests pay the same merchant concurrently: the journal rows of this payment say who got what.)
@@ -183,7 +207,11 @@ forEachDb(({ stack, test }) => {
     t.regex(r.body.payment.txHash, /^0x[0-9a-f]{64}$/);
     const row = await paymentRow(stack(), r.body.payment.paymentId);
     t.is(row?.x402Version, 1);
-    t.true(m.v1.facilitatorLog.some((e) => e.op === 'settle' && e.response.success === true && e.response.transaction === r.body.payment.txHash));
+    t.true(
+      m.v1.facilitatorLog.some(
+        (e) => e.op === 'settle' && e.response.success === true && e.response.transaction === r.body.payment.txHash,
+      ),
+    );
   });
 
   test('mppx merchant offering MPP and x402 v2: exactly one payment (x402), never both', async (t) => {
@@ -204,11 +232,19 @@ forEachDb(({ stack, test }) => {
   });
 
   test('mppx merchant requiring its route binding on a scoped route: the x402 payment carries it (salted info.nonce, route-bound nonce) and is accepted', async (t) => {
-    const bound = await startMppxMerchant({ chain: m.chain, recipient: MERCHANT_MPP, amount: '0.01', routeBinding: 'required', meta: { order: 'o-42' } });
+    const bound = await startMppxMerchant({
+      chain: m.chain,
+      recipient: MERCHANT_MPP,
+      amount: '0.01',
+      routeBinding: 'required',
+      meta: { order: 'o-42' },
+    });
     try {
       const { u, delegationId } = await paidUser();
       const offer = await fetch(bound.url + bound.paidPath);
-      const required = JSON.parse(Buffer.from(offer.headers.get('payment-required') ?? '', 'base64').toString('utf8')) as { extensions?: { mppx?: { info?: Record<string, unknown> } } };
+      const required = JSON.parse(
+        Buffer.from(offer.headers.get('payment-required') ?? '', 'base64').toString('utf8'),
+      ) as { extensions?: { mppx?: { info?: Record<string, unknown> } } };
       t.like(required.extensions?.mppx?.info, { method: 'GET' }, 'mppx advertises its binding');
       const r = await u.api.post('/router/route', { requestId: rid(), delegationId, url: bound.url + bound.paidPath });
       t.is(r.status, 200, r.text);
@@ -216,7 +252,11 @@ forEachDb(({ stack, test }) => {
       t.is(r.body.payment.status, 'Settled');
       const rows = await paymentRows(stack(), u.userId);
       t.is(rows[0]?.protocol, 'x402');
-      t.is(bound.settled.filter((x) => x.from === u.walletAddress).length, 1, 'mppx verified the binding and settled once');
+      t.is(
+        bound.settled.filter((x) => x.from === u.walletAddress).length,
+        1,
+        'mppx verified the binding and settled once',
+      );
       // The route-bound nonce is not the 402's: sha256 of accepted | resource | salted extensions (hex, 32 bytes).
       t.regex(bound.settled.find((x) => x.from === u.walletAddress)?.nonce ?? '', /^0x[0-9a-f]{64}$/);
     } finally {
@@ -241,7 +281,11 @@ forEachDb(({ stack, test }) => {
 
   test('MPP-only merchant (mppx evm charge): paid with Authorization: Payment, receipt -> Settled, no fee leg', async (t) => {
     const { u, delegationId } = await paidUser();
-    const r = await u.api.post('/router/route', { requestId: rid(), delegationId, url: `${mppOnly.url}${m.mpp.paidPath}` });
+    const r = await u.api.post('/router/route', {
+      requestId: rid(),
+      delegationId,
+      url: `${mppOnly.url}${m.mpp.paidPath}`,
+    });
     t.is(r.status, 200, r.text);
     t.true(r.body.paid);
     t.deepEqual(r.body.body, { answer: 42 });
@@ -286,15 +330,31 @@ forEachDb(({ stack, test }) => {
     // Cap: 2 reserved, the fee's 1 cent released -> 1 (the merchant leg, ceil(1 cent)).
     t.is((await delegationRow(stack(), delegationId)).amountSpentCents, 1n);
     const txs = await delegationTransactions(stack(), delegationId);
-    t.deepEqual(txs.map((x) => [x.kind, x.amountCents]), [['reserve', 2n], ['release', -1n]]);
-    t.deepEqual(await movesOf(r.body.payment.paymentId), [['router', u.walletAddress, USDC_MERCHANT_OF_AGAIN, PRICE]], 'no fee moved');
+    t.deepEqual(
+      txs.map((x) => [x.kind, x.amountCents]),
+      [
+        ['reserve', 2n],
+        ['release', -1n],
+      ],
+    );
+    t.deepEqual(
+      await movesOf(r.body.payment.paymentId),
+      [['router', u.walletAddress, USDC_MERCHANT_OF_AGAIN, PRICE]],
+      'no fee moved',
+    );
     t.is(await ledgerBalance(stack(), u.walletAddress), 100_000_000n - PRICE);
-    t.true(again.seen.some((h) => h['payment-signature'] !== undefined), 'the credential was sent');
+    t.true(
+      again.seen.some((h) => h['payment-signature'] !== undefined),
+      'the credential was sent',
+    );
   });
 
   // The caller's request was fine and the payment was made: a 400 that gave the requestId back would let a retry
   // pay again, and would hide the payment from the caller.
-  for (const [path, what] of [['/cut', 'connection cut'], ['/huge', 'answer declared over the size limit']] as const) {
+  for (const [path, what] of [
+    ['/cut', 'connection cut'],
+    ['/huge', 'answer declared over the size limit'],
+  ] as const) {
     test(`paid hop failing after payment (${what}): 502 naming the payment, Issued, fee released, requestId spent`, async (t) => {
       const { u, delegationId } = await paidUser();
       const requestId = rid();
@@ -344,14 +404,26 @@ forEachDb(({ stack, test }) => {
     const expected: Record<string, { fee: object; approxCents: string; spent: bigint }> = {
       '19': { fee: { bps: 0, amount: '0', cents: '0', capChargedCents: '1' }, approxCents: '1', spent: 1n },
       '12345': { fee: { bps: 500, amount: '617', cents: '0', capChargedCents: '2' }, approxCents: '2', spent: 2n },
-      '1000000': { fee: { bps: 500, amount: '50000', cents: '5', capChargedCents: '105' }, approxCents: '100', spent: 105n },
+      '1000000': {
+        fee: { bps: 500, amount: '50000', cents: '5', capChargedCents: '105' },
+        approxCents: '100',
+        spent: 105n,
+      },
       // 1,234,567 + 61,728 = 1,296,295 -> 130 cents; approx ceil(123.4567) = 124.
-      '1234567': { fee: { bps: 500, amount: '61728', cents: '6', capChargedCents: '130' }, approxCents: '124', spent: 130n },
+      '1234567': {
+        fee: { bps: 500, amount: '61728', cents: '6', capChargedCents: '130' },
+        approxCents: '124',
+        spent: 130n,
+      },
     };
     let spent = 0n;
     let balance = 1_000_000_000n;
     for (const [price, merchant] of priced) {
-      const r = await u.api.post('/router/route', { requestId: rid(), delegationId, url: merchant.url + merchant.paidPath });
+      const r = await u.api.post('/router/route', {
+        requestId: rid(),
+        delegationId,
+        url: merchant.url + merchant.paidPath,
+      });
       t.is(r.status, 200, r.text);
       const e = expected[price.toString()];
       if (e === undefined) throw new Error('missing expectation');
@@ -388,7 +460,11 @@ forEachDb(({ stack, test }) => {
     const other = await paidUser();
     t.is((await u.api.del(`/delegation/${delegationId}`)).status, 200);
     const url = m.v2.url + m.v2.paidPath;
-    for (const [who, id] of [[u, delegationId], [u, other.delegationId], [u, '00000000-0000-4000-8000-000000000000']] as const) {
+    for (const [who, id] of [
+      [u, delegationId],
+      [u, other.delegationId],
+      [u, '00000000-0000-4000-8000-000000000000'],
+    ] as const) {
       const r = await who.api.post('/router/route', { requestId: rid(), delegationId: id, url });
       t.is(r.status, 402, r.text);
       t.is(r.body.code, 'BCK.ROUTER.0003');
@@ -409,14 +485,20 @@ forEachDb(({ stack, test }) => {
     t.is(await ledgerBalance(stack(), u.walletAddress), 5_000n);
     // Cap too small AND balance short: the cap (checked first in step 6) is what is reported.
     const small = await createDelegation(u, 1);
-    const both = await u.api.post('/router/route', { requestId: rid(), delegationId: small, url: m.v2.url + m.v2.paidPath });
+    const both = await u.api.post('/router/route', {
+      requestId: rid(),
+      delegationId: small,
+      url: m.v2.url + m.v2.paidPath,
+    });
     t.is(both.status, 402);
     t.is(both.body.code, 'BCK.ROUTER.0003');
     t.deepEqual(await delegationTransactions(stack(), small), []);
   });
 
   test('allowedRecipients excluding the merchant -> 400 BCK.ROUTER.0001', async (t) => {
-    const { u, delegationId } = await paidUser(1000, 100_000_000n, { allowedRecipients: ['0x0000000000000000000000000000000000000001'] });
+    const { u, delegationId } = await paidUser(1000, 100_000_000n, {
+      allowedRecipients: ['0x0000000000000000000000000000000000000001'],
+    });
     const r = await u.api.post('/router/route', { requestId: rid(), delegationId, url: m.v2.url + m.v2.paidPath });
     t.is(r.status, 400, r.text);
     t.is(r.body.code, 'BCK.ROUTER.0001');
@@ -432,12 +514,31 @@ forEachDb(({ stack, test }) => {
     t.is(both.body.code, 'BCK.ROUTER.0001');
     const neither = await u.api.post('/router/route', { requestId: rid(), delegationId });
     t.is(neither.status, 400);
-    for (const path of ['//evil.test/x', 'a//b', '@evil.test', 'a@b', '../admin', 'a/../../b', '%2e%2e/x', 'a%2fb', 'http://evil.test/x', 'https:evil', '\\evil', 'a\\b', '%5cevil', '%40evil']) {
+    for (const path of [
+      '//evil.test/x',
+      'a//b',
+      '@evil.test',
+      'a@b',
+      '../admin',
+      'a/../../b',
+      '%2e%2e/x',
+      'a%2fb',
+      'http://evil.test/x',
+      'https:evil',
+      '\\evil',
+      'a\\b',
+      '%5cevil',
+      '%40evil',
+    ]) {
       const r = await u.api.post('/router/route', { requestId: rid(), delegationId, slug: 'safe-v2', path });
       t.is(r.status, 400, `path ${path}: ${r.text}`);
       t.is(r.body.code, 'BCK.ROUTER.0001', path);
     }
-    for (const body of [{ delegationId, url: m.v2.url }, { requestId: rid(), url: m.v2.url }, { requestId: rid(), delegationId: 'nope', url: m.v2.url }]) {
+    for (const body of [
+      { delegationId, url: m.v2.url },
+      { requestId: rid(), url: m.v2.url },
+      { requestId: rid(), delegationId: 'nope', url: m.v2.url },
+    ]) {
       const r = await u.api.post('/router/route', body);
       t.is(r.status, 400, JSON.stringify(body));
     }
@@ -476,8 +577,12 @@ forEachDb(({ stack, test }) => {
   });
 
   test('catalog add refuses a base the outbound policy refuses (metadata address), whatever ROUTER_ALLOW_PRIVATE_TARGETS', async (t) => {
-    await t.throwsAsync(addCatalogEntry(stack().ctx, 'meta', 'http://169.254.169.254/latest/'), { message: /outbound policy/ });
-    await t.throwsAsync(addCatalogEntry(stack().ctx, 'meta2', 'http://[fd00:ec2::254]/'), { message: /outbound policy/ });
+    await t.throwsAsync(addCatalogEntry(stack().ctx, 'meta', 'http://169.254.169.254/latest/'), {
+      message: /outbound policy/,
+    });
+    await t.throwsAsync(addCatalogEntry(stack().ctx, 'meta2', 'http://[fd00:ec2::254]/'), {
+      message: /outbound policy/,
+    });
   });
 
   test('MPP challenge with header="Payment-Authorization" (mppx requiresAuth): credential sent in that field, Settled, record and ledger right', async (t) => {
@@ -522,8 +627,14 @@ forEachDb(({ stack, test }) => {
       if (cred.type !== 'decoded') return t.fail(cred.reason);
       t.is(cred.value.challenge.header, 'Payment-Authorization');
       t.is(cred.value.source, `did:pkh:eip155:84532:${getAddress(u.walletAddress)}`);
-      t.deepEqual(merchant.settled.map((x) => [x.reference, x.from]), [[p.txHash, getAddress(u.walletAddress)]]);
-      t.deepEqual(transfersFrom(u.walletAddress).map((x) => [x.to, x.value]), [[getAddress(MERCHANT_MPP), PRICE]]);
+      t.deepEqual(
+        merchant.settled.map((x) => [x.reference, x.from]),
+        [[p.txHash, getAddress(u.walletAddress)]],
+      );
+      t.deepEqual(
+        transfersFrom(u.walletAddress).map((x) => [x.to, x.value]),
+        [[getAddress(MERCHANT_MPP), PRICE]],
+      );
 
       const row = await paymentRow(stack(), p.paymentId);
       t.like(row, {
@@ -542,7 +653,10 @@ forEachDb(({ stack, test }) => {
       });
       t.is((await paymentRows(stack(), u.userId)).length, 1);
       t.is((await delegationRow(stack(), delegationId)).amountSpentCents, 1n);
-      t.deepEqual((await delegationTransactions(stack(), delegationId)).map((x) => [x.kind, x.amountCents, x.reference]), [['reserve', 1n, p.paymentId]]);
+      t.deepEqual(
+        (await delegationTransactions(stack(), delegationId)).map((x) => [x.kind, x.amountCents, x.reference]),
+        [['reserve', 1n, p.paymentId]],
+      );
       t.is(await ledgerBalance(stack(), u.walletAddress), 100_000_000n - PRICE);
       t.deepEqual(await movesOf(p.paymentId), [['router', u.walletAddress, getAddress(MERCHANT_MPP), PRICE]]);
     } finally {
@@ -561,7 +675,15 @@ forEachDb(({ stack, test }) => {
     });
     try {
       const { u, delegationId } = await paidUser();
-      for (const name of ['Host', 'Content-Length', 'Transfer-Encoding', 'Connection', 'Cookie', 'X-Router-Payment-Id', 'Content-Type']) {
+      for (const name of [
+        'Host',
+        'Content-Length',
+        'Transfer-Encoding',
+        'Connection',
+        'Cookie',
+        'X-Router-Payment-Id',
+        'Content-Type',
+      ]) {
         field = name;
         const r = await u.api.post('/router/route', { requestId: rid(), delegationId, url: `${forbidden.url}/paid` });
         t.is(r.status, 400, `${name}: ${r.text}`);
@@ -577,5 +699,4 @@ forEachDb(({ stack, test }) => {
       await Promise.all([merchant.close(), forbidden.close()]);
     }
   });
-
 }, PAID_ENV);

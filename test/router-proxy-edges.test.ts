@@ -116,7 +116,9 @@ forEachDb(
     });
     /** One call through the proxy; `text` is undefined when the body broke off after the status line. */
     const proxied = async (u: User, path: string, delegationId: string, merchant: { url: string } = edge) => {
-      const r = await fetch(`${stack().proxyUrl}/api/v1/router/proxy`, { headers: hdrs(u, path, delegationId, merchant) });
+      const r = await fetch(`${stack().proxyUrl}/api/v1/router/proxy`, {
+        headers: hdrs(u, path, delegationId, merchant),
+      });
       const text = await r.text().catch(() => undefined);
       return { status: r.status, headers: r.headers, text };
     };
@@ -132,7 +134,10 @@ forEachDb(
     });
     /** A call the caller gives up on after `ms`. */
     const abandon = async (u: User, path: string, delegationId: string, ms: number) => {
-      await fetch(`${stack().proxyUrl}/api/v1/router/proxy`, { headers: hdrs(u, path, delegationId), signal: AbortSignal.timeout(ms) }).then(
+      await fetch(`${stack().proxyUrl}/api/v1/router/proxy`, {
+        headers: hdrs(u, path, delegationId),
+        signal: AbortSignal.timeout(ms),
+      }).then(
         (r) => r.arrayBuffer(),
         () => undefined,
       );
@@ -252,7 +257,10 @@ forEachDb(
 
     test('the merchant cannot set our correlation id or pass Proxy-Authentication-Info on', async (t) => {
       const { u, delegationId } = await paidUser();
-      const r = await u.api.call('GET', '/router/proxy', undefined, { ...hdrs(u, '/headers', delegationId), 'x-correlation-id': 'caller-1' });
+      const r = await u.api.call('GET', '/router/proxy', undefined, {
+        ...hdrs(u, '/headers', delegationId),
+        'x-correlation-id': 'caller-1',
+      });
       t.is(r.status, 200, r.text);
       t.is(r.headers.get('x-correlation-id'), 'caller-1');
       t.is(r.headers.get('proxy-authentication-info'), null);

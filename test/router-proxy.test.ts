@@ -40,7 +40,14 @@ test.before(async () => {
     for await (const c of req) chunks.push(c as Buffer);
     // The merchant tries to smuggle our own control headers back: they must not reach the caller.
     res.writeHead(200, { 'content-type': 'application/json', 'x-router-payment-id': 'forged', 'x-merchant': 'yes' });
-    res.end(JSON.stringify({ method: req.method, url: req.url, body: Buffer.concat(chunks).toString('utf8'), authorization: req.headers.authorization ?? null }));
+    res.end(
+      JSON.stringify({
+        method: req.method,
+        url: req.url,
+        body: Buffer.concat(chunks).toString('utf8'),
+        authorization: req.headers.authorization ?? null,
+      }),
+    );
   });
   // /slow: first chunk, then waits for the test to have read it before ending (proves streaming);
   // /big: 50 MB in 64 KB chunks, honouring backpressure (for the relay cap).
@@ -95,18 +102,31 @@ forEachDb(({ stack, test }) => {
     const { u, delegationId } = await paidUser();
     for (const path of ['/router/proxy', '/proxy']) {
       const marker = rid();
-      const r = await u.api.call('POST', path, { hello: 'world' }, {
-        ...hdrs(`${echo.url}/echo?q=1`, delegationId),
-        'x-router-upstream-authorization': 'Bearer merchant-token',
-        'x-test-id': marker,
-      });
+      const r = await u.api.call(
+        'POST',
+        path,
+        { hello: 'world' },
+        {
+          ...hdrs(`${echo.url}/echo?q=1`, delegationId),
+          'x-router-upstream-authorization': 'Bearer merchant-token',
+          'x-test-id': marker,
+        },
+      );
       t.is(r.status, 200, r.text);
-      t.deepEqual(r.body, { method: 'POST', url: '/echo?q=1', body: '{"hello":"world"}', authorization: 'Bearer merchant-token' });
+      t.deepEqual(r.body, {
+        method: 'POST',
+        url: '/echo?q=1',
+        body: '{"hello":"world"}',
+        authorization: 'Bearer merchant-token',
+      });
       t.is(r.headers.get('x-router-payment-id'), null, 'the merchant cannot forge our headers');
       t.is(r.headers.get('x-merchant'), 'yes');
       const seen = echo.seen.find((h) => h['x-test-id'] === marker) ?? {};
       t.is(seen['x-test-id'], marker);
-      t.deepEqual(Object.keys(seen).filter((k) => k.startsWith('x-router-')), []);
+      t.deepEqual(
+        Object.keys(seen).filter((k) => k.startsWith('x-router-')),
+        [],
+      );
       t.false(JSON.stringify(seen).includes(u.apiKey));
     }
     const get = await u.api.call('GET', '/router/proxy', undefined, hdrs(`${echo.url}/x`, delegationId));
@@ -129,7 +149,13 @@ forEachDb(({ stack, test }) => {
       await new Promise((resolve) => setTimeout(resolve, 100));
       row = await paymentRow(stack(), id);
     }
-    t.like(row, { mode: 'proxy', status: 'Settled', recipient: getAddress(MERCHANT_V2), feeStatus: 'settled', capChargedCents: 2n });
+    t.like(row, {
+      mode: 'proxy',
+      status: 'Settled',
+      recipient: getAddress(MERCHANT_V2),
+      feeStatus: 'settled',
+      capChargedCents: 2n,
+    });
     t.is((await delegationRow(stack(), delegationId)).amountSpentCents, 2n);
     // Same requestId again: 409 with the paymentId.
     const requestId = row?.requestId ?? '';
@@ -147,7 +173,10 @@ forEachDb(({ stack, test }) => {
     // (The sqlite and postgresql runs share this merchant: look at every paid hop it saw.)
     const paidHops = again.seen.filter((h) => h['payment-signature'] !== undefined);
     t.true(paidHops.length > 0);
-    t.deepEqual(paidHops.flatMap((h) => Object.keys(h).filter((k) => k.startsWith('x-router-'))), []);
+    t.deepEqual(
+      paidHops.flatMap((h) => Object.keys(h).filter((k) => k.startsWith('x-router-'))),
+      [],
+    );
     t.is((await delegationRow(stack(), delegationId)).amountSpentCents, 1n, 'fee released');
   });
 
@@ -245,7 +274,12 @@ test('a 50 MB answer is cut at ROUTER_MAX_RELAY_BYTES with bounded memory', asyn
     const u = await s.user();
     const delegationId = await createDelegation(u, 100);
     const res = await fetch(`${s.baseUrl}/router/proxy`, {
-      headers: { authorization: `Bearer ${u.apiKey}`, 'x-router-target-url': `${streamer.url}/big`, 'x-router-delegation-id': delegationId, 'x-router-request-id': rid() },
+      headers: {
+        authorization: `Bearer ${u.apiKey}`,
+        'x-router-target-url': `${streamer.url}/big`,
+        'x-router-delegation-id': delegationId,
+        'x-router-request-id': rid(),
+      },
     });
     t.is(res.status, 200);
     let got = 0;

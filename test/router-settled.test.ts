@@ -70,12 +70,22 @@ forEachDb(({ kind, stack, test }) => {
 
   test('20 parallel /settled with one hash: every one 200 with it; the hash is kept in lower case', async (t) => {
     const { u, delegationId } = await paidUser();
-    const minted = await u.api.post('/router/payments', { delegationId, protocol: 'x402', target: { accepts: await v2Accepts() }, requestId: rid() });
+    const minted = await u.api.post('/router/payments', {
+      delegationId,
+      protocol: 'x402',
+      target: { accepts: await v2Accepts() },
+      requestId: rid(),
+    });
     t.is(minted.status, 200, minted.text);
     const id = minted.body.paymentId as string;
     const upper = `0x${'AB'.repeat(32)}`;
-    const results = await Promise.all(Array.from({ length: 20 }, () => u.api.post(`/router/payments/${id}/settled`, { txHash: upper })));
-    t.deepEqual(results.filter((r) => r.status !== 200).map((r) => r.text), []);
+    const results = await Promise.all(
+      Array.from({ length: 20 }, () => u.api.post(`/router/payments/${id}/settled`, { txHash: upper })),
+    );
+    t.deepEqual(
+      results.filter((r) => r.status !== 200).map((r) => r.text),
+      [],
+    );
     t.true(results.every((r) => r.body.status === 'Settled' && r.body.txHash === upper.toLowerCase()));
     const lower = await u.api.post(`/router/payments/${id}/settled`, { txHash: upper.toLowerCase() });
     t.is(lower.status, 200, 'the same hash in another case is the same hash');
@@ -93,7 +103,12 @@ forEachDb(({ kind, stack, test }) => {
     const arrived = new Promise<void>((r) => {
       arrivedNow = r;
     });
-    gates.set(path, { arrived: () => arrivedNow(), hold: new Promise<void>((r) => { release = r; }) });
+    gates.set(path, {
+      arrived: () => arrivedNow(),
+      hold: new Promise<void>((r) => {
+        release = r;
+      }),
+    });
     const routing = u.api.post('/router/route', { requestId: rid(), delegationId, url: `${held.url}${path}` });
     await arrived; // the payment is committed and its credential is at the merchant
     const [row] = await paymentRows(stack(), u.userId);
@@ -109,21 +124,37 @@ forEachDb(({ kind, stack, test }) => {
     t.like(await paymentRow(stack(), id), { status: 'Settled', txHash: hash('e'), feeStatus: 'released' });
     // Cap: 2 reserved, the fee's 1 cent released once.
     t.is((await delegationRow(stack(), delegationId)).amountSpentCents, 1n);
-    t.deepEqual((await delegationTransactions(stack(), delegationId)).map((x) => [x.kind, x.amountCents]), [['reserve', 2n], ['release', -1n]]);
+    t.deepEqual(
+      (await delegationTransactions(stack(), delegationId)).map((x) => [x.kind, x.amountCents]),
+      [
+        ['reserve', 2n],
+        ['release', -1n],
+      ],
+    );
     t.is(await ledgerBalance(stack(), u.walletAddress), 100_000_000n - PRICE, 'merchant leg kept, no fee moved');
   });
 
-  test('mode A paying one\'s own wallet with an empty balance: 402 BCK.ROUTER.0009, nothing written', async (t) => {
+  test("mode A paying one's own wallet with an empty balance: 402 BCK.ROUTER.0009, nothing written", async (t) => {
     const { u, delegationId } = await paidUser(0n);
     const accepts = (await v2Accepts()).map((a) => ({ ...a, payTo: u.walletAddress }));
-    const r = await u.api.post('/router/payments', { delegationId, protocol: 'x402', target: { accepts }, requestId: rid() });
+    const r = await u.api.post('/router/payments', {
+      delegationId,
+      protocol: 'x402',
+      target: { accepts },
+      requestId: rid(),
+    });
     t.is(r.status, 402, r.text);
     t.is(r.body.code, 'BCK.ROUTER.0009');
     t.is((await paymentRows(stack(), u.userId)).length, 0);
     t.is((await delegationRow(stack(), delegationId)).amountSpentCents, 0n);
     // Funded, the same payment goes through and leaves the balance as it was, less the fee.
     await fund(stack(), m.chain, u, 100_000n);
-    const ok = await u.api.post('/router/payments', { delegationId, protocol: 'x402', target: { accepts }, requestId: rid() });
+    const ok = await u.api.post('/router/payments', {
+      delegationId,
+      protocol: 'x402',
+      target: { accepts },
+      requestId: rid(),
+    });
     t.is(ok.status, 200, ok.text);
     t.is(await ledgerBalance(stack(), u.walletAddress), 100_000n - 500n);
   });

@@ -12,7 +12,8 @@ import { forEachDb } from './support/matrix.js';
 import { createDelegation } from './support/router-fixtures.js';
 
 /** Every accepted connection gets a 402: a leak would look like a payable merchant. */
-const listen = (host: string, port = 0) => listenCounting(host, port, 'HTTP/1.1 402 Payment Required\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+const listen = (host: string, port = 0) =>
+  listenCounting(host, port, 'HTTP/1.1 402 Payment Required\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
 
 let v4: Listener;
 let v6: Listener | undefined;
@@ -167,7 +168,10 @@ forEachDb(({ stack, test }) => {
 
   test(`ROUTER_ALLOW_PRIVATE_TARGETS=true: ${METADATA_FORMS.length} metadata forms still 400 BCK.ROUTER.0001; loopback reached`, async (t) => {
     // A short connect timeout: a leak would try 169.254.169.254 and end as a 502, not hang the suite.
-    const open = await stack().spawn('proxy', { ROUTER_ALLOW_PRIVATE_TARGETS: 'true', ROUTER_CONNECT_TIMEOUT_MS: '2000' });
+    const open = await stack().spawn('proxy', {
+      ROUTER_ALLOW_PRIVATE_TARGETS: 'true',
+      ROUTER_CONNECT_TIMEOUT_MS: '2000',
+    });
     // Its own listener: the tests of this file run concurrently, and the one above counts the shared listener.
     const own = await listen('127.0.0.1');
     try {
@@ -197,7 +201,11 @@ forEachDb(({ stack, test }) => {
       // naming why, but only after the probe connected).
       for (const host of ['127.0.0.1', 'localhost']) {
         const seen = own.accepted;
-        const r = await api.post('/router/route', { requestId: `meta-ctl-${++n}`, delegationId, url: `http://${host}:${own.port}/` });
+        const r = await api.post('/router/route', {
+          requestId: `meta-ctl-${++n}`,
+          delegationId,
+          url: `http://${host}:${own.port}/`,
+        });
         t.not(r.status, 502, `${host}: ${r.text}`);
         t.true(own.accepted > seen, `${host} reached the listener`);
       }

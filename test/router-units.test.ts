@@ -11,11 +11,19 @@ import { bucketStart, paymentsCsv } from '../shared/router/payments.js';
 test('fees follow DESIGN §4 on several prices', (t) => {
   // 0.01 USDC at 500 bps: fee 500 atomic; cap charge ceil(10,500 / 10,000) = 2 cents.
   t.deepEqual(feeRecord(computeFees(10_000n, 500, true), true), {
-    bps: 500, amount: '500', cents: '1', capChargedCents: '2', capChargedMicros: '10500',
+    bps: 500,
+    amount: '500',
+    cents: '1',
+    capChargedCents: '2',
+    capChargedMicros: '10500',
   });
   // 1 USDC: fee 0.05; 100 + 5 cents.
   t.deepEqual(feeRecord(computeFees(1_000_000n, 500, true), true), {
-    bps: 500, amount: '50000', cents: '5', capChargedCents: '105', capChargedMicros: '1050000',
+    bps: 500,
+    amount: '50000',
+    cents: '5',
+    capChargedCents: '105',
+    capChargedMicros: '1050000',
   });
   // A fee that floors to 0 is dropped (19 x 500 / 10,000 = 0.95 -> 0): no fee leg, bps reported 0.
   const tiny = computeFees(19n, 500, true);
@@ -30,7 +38,11 @@ test('fees follow DESIGN §4 on several prices', (t) => {
   t.is(odd.feeCents, 0n);
   // MPP / mode A without requestId: no fee.
   t.deepEqual(feeRecord(computeFees(1_000_000n, 500, false), true), {
-    bps: 0, amount: '0', cents: '0', capChargedCents: '100', capChargedMicros: '1000000',
+    bps: 0,
+    amount: '0',
+    cents: '0',
+    capChargedCents: '100',
+    capChargedMicros: '1000000',
   });
 });
 
@@ -38,12 +50,39 @@ test('slug paths: only plain segments', (t) => {
   t.deepEqual(safePathSegments('/v1/forecast'), ['v1', 'forecast']);
   t.deepEqual(safePathSegments('v1/items/42/'), ['v1', 'items', '42', '']);
   t.deepEqual(safePathSegments(''), []);
-  t.deepEqual(safePathSegments('v1/items;page=2/...'), ['v1', 'items;page=2', '...'], 'parameters and other dots are plain');
+  t.deepEqual(
+    safePathSegments('v1/items;page=2/...'),
+    ['v1', 'items;page=2', '...'],
+    'parameters and other dots are plain',
+  );
   for (const bad of [
-    '//evil.com', 'a//b', '../secret', 'a/../../b', 'a/./b', '@evil.com', 'a@b', 'a\\b', '%2e%2e/x', '%2E%2E', 'a%2fb',
-    '%5c', '%40evil', 'http://evil.com', 'https:/x', 'javascript:alert(1)', 'a\nb', 'a b', '%00',
+    '//evil.com',
+    'a//b',
+    '../secret',
+    'a/../../b',
+    'a/./b',
+    '@evil.com',
+    'a@b',
+    'a\\b',
+    '%2e%2e/x',
+    '%2E%2E',
+    'a%2fb',
+    '%5c',
+    '%40evil',
+    'http://evil.com',
+    'https:/x',
+    'javascript:alert(1)',
+    'a\nb',
+    'a b',
+    '%00',
     // Dot segments with path parameters: `..` to Tomcat and Spring.
-    '..;/admin', 'v1/..;/admin', '.;/x', 'a/.;', '..;x/y', '..%3B/admin', 'a%3bb',
+    '..;/admin',
+    'v1/..;/admin',
+    '.;/x',
+    'a/.;',
+    '..;x/y',
+    '..%3B/admin',
+    'a%3bb',
   ]) {
     t.is(safePathSegments(bad), undefined, bad);
   }
@@ -61,9 +100,23 @@ test('UTC buckets: day, ISO week (Monday), month', (t) => {
 test('CSV escapes quotes, commas and formula cells', (t) => {
   const csv = paymentsCsv([
     {
-      paymentId: 'p1', protocol: 'x402', status: 'Settled', delegationId: 'd', requestId: '=cmd()', txHash: null,
-      resourceUrl: 'http://x/a,b"c', createdAt: '2026-01-01T00:00:00.000Z', x402Version: 2,
-      settlement: { recipient: '0x1', amount: '10', network: 'eip155:84532', approxCents: '1', asset: '0x2', scheme: 'exact' },
+      paymentId: 'p1',
+      protocol: 'x402',
+      status: 'Settled',
+      delegationId: 'd',
+      requestId: '=cmd()',
+      txHash: null,
+      resourceUrl: 'http://x/a,b"c',
+      createdAt: '2026-01-01T00:00:00.000Z',
+      x402Version: 2,
+      settlement: {
+        recipient: '0x1',
+        amount: '10',
+        network: 'eip155:84532',
+        approxCents: '1',
+        asset: '0x2',
+        scheme: 'exact',
+      },
       fee: { bps: 500, amount: '0', cents: '0', capChargedCents: '1', capChargedMicros: '10' },
     },
   ]);
@@ -118,7 +171,10 @@ test('withClaim: a claim given back early (a free stream) is not released again 
   // The streaming proxy gives a free call's requestId back before the answer has streamed. A new request may take
   // the requestId meanwhile; the first request's end must not release that new claim.
   const claims = createClaimStore();
-  const rc = { claims, ctx: { config: { ROUTER_CONNECT_TIMEOUT_MS: 100, ROUTER_HEADERS_TIMEOUT_MS: 100 } } } as unknown as RouterContext;
+  const rc = {
+    claims,
+    ctx: { config: { ROUTER_CONNECT_TIMEOUT_MS: 100, ROUTER_HEADERS_TIMEOUT_MS: 100 } },
+  } as unknown as RouterContext;
   const principal = { userId: 'u1' } as Principal;
   let second: ReturnType<typeof claims.tryClaim> | undefined;
   await withClaim(rc, principal, 'req-1', async (claim) => {

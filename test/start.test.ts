@@ -92,7 +92,11 @@ const alive = (pid: number): boolean => {
 function cleanEnv(extra: Record<string, string>): Record<string, string | undefined> {
   const env: Record<string, string | undefined> = { ...process.env };
   for (const key of Object.keys(env)) {
-    if (/^(HOST|ADMIN_PORT|PROXY_PORT|ADMIN_URL|PUBLIC_URL|DATA_DIR|DATABASE_URL|ENVIRONMENT|SECRETS_KEY|LOG_.*|PAYROUTE_.*)$/.test(key)) {
+    if (
+      /^(HOST|ADMIN_PORT|PROXY_PORT|ADMIN_URL|PUBLIC_URL|DATA_DIR|DATABASE_URL|ENVIRONMENT|SECRETS_KEY|LOG_.*|PAYROUTE_.*)$/.test(
+        key,
+      )
+    ) {
       delete env[key];
     }
   }
@@ -148,7 +152,10 @@ test('npm start on a fresh machine: SQLite, both processes healthy, proxy relays
     t.regex(String(body.docsUrl), /#bckauth0001$/);
 
     // Logs are prefixed per process; stdout carries the readiness lines.
-    t.true(launcher.lines.some((l) => l.startsWith('[admin] {"ready":"admin"')), launcher.lines.join('\n'));
+    t.true(
+      launcher.lines.some((l) => l.startsWith('[admin] {"ready":"admin"')),
+      launcher.lines.join('\n'),
+    );
     t.true(launcher.lines.some((l) => l.startsWith('[proxy] {"ready":"proxy"')));
 
     await stopAndCheck(t, launcher, [adminUrl, proxyUrl]);

@@ -128,7 +128,12 @@ test.before(async () => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString() });
+      seen.push({
+        method: req.method ?? '',
+        url: req.url ?? '',
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString(),
+      });
       const route = routes[new URL(req.url ?? '/', 'http://x').pathname];
       if (route === undefined) {
         res.writeHead(404);
@@ -176,7 +181,12 @@ const lastSeen = (path: string): Seen | undefined => seen.filter((s) => s.url.st
 test('status, headers and body are relayed; the query survives and the fragment does not', async (t) => {
   const up = upstream();
   try {
-    const r = await up.request({ url: `${base}/echo?a=1&b=%20#frag`, method: 'POST', body: 'hello', headers: { 'content-type': 'text/plain' } });
+    const r = await up.request({
+      url: `${base}/echo?a=1&b=%20#frag`,
+      method: 'POST',
+      body: 'hello',
+      headers: { 'content-type': 'text/plain' },
+    });
     t.is(r.type, 'response');
     if (r.type !== 'response') return;
     t.is(r.status, 201);
@@ -235,10 +245,28 @@ test('request headers are scrubbed: hop-by-hop, host, cookie, our API key, X-Rou
     t.is(r.type, 'response');
     const h = lastSeen('/echo?scrub')?.headers ?? {};
     for (const name of [
-      'cookie', 'proxy-authorization', 'x-router-target-url', 'x-router-delegation-id', 'x-router-upstream-authorization',
-      'payment-signature', 'x-payment', 'payment-receipt', 'x-hop-request', 'keep-alive', 'proxy-connection', 'te',
-      'trailer', 'upgrade', 'transfer-encoding', 'expect', 'x-forwarded-for', 'forwarded', 'x-real-ip', 'via',
-      'accept-encoding', 'x-absent',
+      'cookie',
+      'proxy-authorization',
+      'x-router-target-url',
+      'x-router-delegation-id',
+      'x-router-upstream-authorization',
+      'payment-signature',
+      'x-payment',
+      'payment-receipt',
+      'x-hop-request',
+      'keep-alive',
+      'proxy-connection',
+      'te',
+      'trailer',
+      'upgrade',
+      'transfer-encoding',
+      'expect',
+      'x-forwarded-for',
+      'forwarded',
+      'x-real-ip',
+      'via',
+      'accept-encoding',
+      'x-absent',
     ]) {
       t.is(h[name], undefined, name);
     }
@@ -288,8 +316,17 @@ test('response headers are scrubbed: set-cookie, X-Router-*, hop-by-hop, alt-svc
     t.is(r.status, 402);
     t.is(r.body.toString(), 'pay me');
     for (const name of [
-      'set-cookie', 'x-router-payment-status', 'x-router-tx-hash', 'alt-svc', 'strict-transport-security',
-      'clear-site-data', 'proxy-authenticate', 'keep-alive', 'connection', 'x-hop-secret', 'transfer-encoding',
+      'set-cookie',
+      'x-router-payment-status',
+      'x-router-tx-hash',
+      'alt-svc',
+      'strict-transport-security',
+      'clear-site-data',
+      'proxy-authenticate',
+      'keep-alive',
+      'connection',
+      'x-hop-secret',
+      'transfer-encoding',
     ]) {
       t.is(r.headers[name], undefined, name);
     }
@@ -373,7 +410,11 @@ test('headers over the header limit refuse the answer (400 BCK.ROUTER.0001 namin
   }
   const small = upstream({ maxHeaderBytes: 1024 });
   try {
-    t.deepEqual(await small.request({ url: `${base}/big-header?n=2000` }), { type: 'refused', reason: headersTooLarge(1024) }, 'the configured limit is the one applied and named');
+    t.deepEqual(
+      await small.request({ url: `${base}/big-header?n=2000` }),
+      { type: 'refused', reason: headersTooLarge(1024) },
+      'the configured limit is the one applied and named',
+    );
   } finally {
     await small.close();
   }
@@ -444,8 +485,14 @@ test('a caller abort ends the call', async (t) => {
   try {
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 100);
-    t.deepEqual(await up.request({ url: `${base}/no-headers`, signal: controller.signal }), { type: 'failed', reason: REASON.aborted });
-    t.deepEqual(await up.request({ url: `${base}/echo`, signal: AbortSignal.abort() }), { type: 'failed', reason: REASON.aborted });
+    t.deepEqual(await up.request({ url: `${base}/no-headers`, signal: controller.signal }), {
+      type: 'failed',
+      reason: REASON.aborted,
+    });
+    t.deepEqual(await up.request({ url: `${base}/echo`, signal: AbortSignal.abort() }), {
+      type: 'failed',
+      reason: REASON.aborted,
+    });
   } finally {
     await up.close();
   }
@@ -494,36 +541,42 @@ test('connection refused is a failure, not a refusal', async (t) => {
   await once(probe, 'close');
   const up = upstream();
   try {
-    t.deepEqual(await up.request({ url: `http://127.0.0.1:${port}/` }), { type: 'failed', reason: REASON.connectionRefused });
+    t.deepEqual(await up.request({ url: `http://127.0.0.1:${port}/` }), {
+      type: 'failed',
+      reason: REASON.connectionRefused,
+    });
   } finally {
     await up.close();
   }
 });
 
-test.serial('a name is resolved by the injected resolver only, once per connection, and connected to its address', async (t) => {
-  const calls: string[] = [];
-  const resolver: Resolver = {
-    async lookup(hostname) {
-      calls.push(hostname);
-      return [{ address: '127.0.0.1', family: 4 }];
-    },
-  };
-  const up = upstream({ resolver });
-  const port = (server.address() as AddressInfo).port;
-  try {
-    // `.invalid` never resolves in real DNS (RFC 6761 §6.4): success proves the socket layer did no lookup.
-    const before = connections;
-    for (let i = 0; i < 3; i++) {
-      t.is((await up.request({ url: `http://merchant.invalid:${port}/echo?n=${i}` })).type, 'response');
-      await pause();
+test.serial(
+  'a name is resolved by the injected resolver only, once per connection, and connected to its address',
+  async (t) => {
+    const calls: string[] = [];
+    const resolver: Resolver = {
+      async lookup(hostname) {
+        calls.push(hostname);
+        return [{ address: '127.0.0.1', family: 4 }];
+      },
+    };
+    const up = upstream({ resolver });
+    const port = (server.address() as AddressInfo).port;
+    try {
+      // `.invalid` never resolves in real DNS (RFC 6761 §6.4): success proves the socket layer did no lookup.
+      const before = connections;
+      for (let i = 0; i < 3; i++) {
+        t.is((await up.request({ url: `http://merchant.invalid:${port}/echo?n=${i}` })).type, 'response');
+        await pause();
+      }
+      t.is(calls.length, connections - before, 'one lookup per connection, none by the socket layer');
+      t.deepEqual(calls, ['merchant.invalid']);
+      t.is(lastSeen('/echo?n=2')?.headers.host, `merchant.invalid:${port}`, 'Host keeps the name');
+    } finally {
+      await up.close();
     }
-    t.is(calls.length, connections - before, 'one lookup per connection, none by the socket layer');
-    t.deepEqual(calls, ['merchant.invalid']);
-    t.is(lastSeen('/echo?n=2')?.headers.host, `merchant.invalid:${port}`, 'Host keeps the name');
-  } finally {
-    await up.close();
-  }
-});
+  },
+);
 
 test('a dual-stack answer falls back to the next checked address when the first refuses', async (t) => {
   // Same port on both addresses: 127.0.0.2 refuses (the server listens on 127.0.0.1 only), 127.0.0.1 answers.
@@ -560,7 +613,10 @@ test('the total budget and a caller abort also end a call whose connection is st
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 100);
     const started = Date.now();
-    t.deepEqual(await up2.stream({ url: 'http://hang.invalid/', signal: controller.signal }), { type: 'failed', reason: REASON.aborted });
+    t.deepEqual(await up2.stream({ url: 'http://hang.invalid/', signal: controller.signal }), {
+      type: 'failed',
+      reason: REASON.aborted,
+    });
     t.true(Date.now() - started < 1200, 'answered at the abort, not at the connect timeout');
   } finally {
     await up2.close();
@@ -683,9 +739,23 @@ function selfSigned(name: string): { key: string; cert: string } | undefined {
     execFileSync(
       'openssl',
       [
-        'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1',
-        '-subj', `/CN=${name}`, '-addext', `subjectAltName=DNS:${name}`,
-        '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'),
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:prime256v1',
+        '-nodes',
+        '-days',
+        '1',
+        '-subj',
+        `/CN=${name}`,
+        '-addext',
+        `subjectAltName=DNS:${name}`,
+        '-keyout',
+        join(dir, 'key.pem'),
+        '-out',
+        join(dir, 'cert.pem'),
       ],
       { stdio: 'ignore' },
     );

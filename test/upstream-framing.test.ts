@@ -40,7 +40,13 @@ test.after.always(async () => {
 
 /** Short timeouts: an answer that waited for bytes that never come would fail with 'idle timeout', not pass. */
 const upstream = () =>
-  createUpstream({ allowPrivate: true, connectTimeoutMs: 2000, headersTimeoutMs: 2000, bodyTimeoutMs: 2000, maxTotalMs: 10_000 });
+  createUpstream({
+    allowPrivate: true,
+    connectTimeoutMs: 2000,
+    headersTimeoutMs: 2000,
+    bodyTimeoutMs: 2000,
+    maxTotalMs: 10_000,
+  });
 
 async function fetchRaw(path: string) {
   const up = upstream();
@@ -58,13 +64,22 @@ test('a 204 with a Content-Length: relayed without one, and without content', as
 });
 
 test("a 304's Content-Length is the representation's size: kept", async (t) => {
-  t.deepEqual(await fetchRaw('/304-length'), { type: 'response', status: 304, headers: { etag: '"v1"', 'content-length': '1234' }, body: '' });
+  t.deepEqual(await fetchRaw('/304-length'), {
+    type: 'response',
+    status: 304,
+    headers: { etag: '"v1"', 'content-length': '1234' },
+    body: '',
+  });
 });
 
 test('a 205 is relayed with Content-Length: 0 and no content, whatever the merchant declared or sent', async (t) => {
   const reset = { type: 'response', status: 205, headers: { 'content-length': '0' }, body: '' };
   t.deepEqual(await fetchRaw('/205-content'), reset, 'declared and sent: not relayed');
-  t.deepEqual(await fetchRaw('/205-promised'), reset, 'declared, never sent (the connection stays open): not waited for');
+  t.deepEqual(
+    await fetchRaw('/205-promised'),
+    reset,
+    'declared, never sent (the connection stays open): not waited for',
+  );
   t.deepEqual(await fetchRaw('/205-until-close'), reset, 'content until the connection closes: not relayed');
   t.deepEqual(await fetchRaw('/205-empty'), reset);
 });

@@ -114,7 +114,9 @@ test('any IPv4 in 127/8, in any numeric form, is refused; with allowPrivate it n
       const url = `http://${form}${trailingDot ? '.' : ''}:${port}/x`;
       const closed = parseTargetUrl(url, { allowPrivate: false });
       const open = parseTargetUrl(url, { allowPrivate: true });
-      return !closed.ok && /loopback/.test(closed.reason) && open.ok && open.host === dotted && open.literalIp === dotted;
+      return (
+        !closed.ok && /loopback/.test(closed.reason) && open.ok && open.host === dotted && open.literalIp === dotted
+      );
     }),
     { numRuns },
   );
@@ -123,12 +125,17 @@ test('any IPv4 in 127/8, in any numeric form, is refused; with allowPrivate it n
 
 test('any spelling of a metadata or link-local IPv4 address is refused, with and without allowPrivate', (t) => {
   fc.assert(
-    fc.property(alwaysRefusedForm, fc.option(fc.nat({ max: 65535 })), fc.boolean(), ([form, trailingDot, dotted], port, allowPrivate) => {
-      const url = `http://${form}${trailingDot ? '.' : ''}${port === null ? '' : `:${port}`}/latest/meta-data/`;
-      const r = parseTargetUrl(url, { allowPrivate });
-      // Refused under the normalised address, with a reason that says why even private mode does not open it.
-      return !r.ok && r.reason.startsWith(`the address ${dotted} is never a target`) && /metadata/.test(r.reason);
-    }),
+    fc.property(
+      alwaysRefusedForm,
+      fc.option(fc.nat({ max: 65535 })),
+      fc.boolean(),
+      ([form, trailingDot, dotted], port, allowPrivate) => {
+        const url = `http://${form}${trailingDot ? '.' : ''}${port === null ? '' : `:${port}`}/latest/meta-data/`;
+        const r = parseTargetUrl(url, { allowPrivate });
+        // Refused under the normalised address, with a reason that says why even private mode does not open it.
+        return !r.ok && r.reason.startsWith(`the address ${dotted} is never a target`) && /metadata/.test(r.reason);
+      },
+    ),
     { numRuns },
   );
   t.pass();
@@ -141,7 +148,15 @@ function ipv6Forms(ip: string): string[] {
   const [a = 0, b = 0, c = 0, d = 0] = ip.split('.').map(Number);
   const hi = hex16(a * 256 + b);
   const lo = hex16(c * 256 + d);
-  return [`::ffff:${ip}`, `::ffff:${hi}:${lo}`, `64:ff9b::${ip}`, `64:ff9b::${hi}:${lo}`, `2002:${hi}:${lo}::1`, `::${hi}:${lo}`, `::ffff:0:${hi}:${lo}`];
+  return [
+    `::ffff:${ip}`,
+    `::ffff:${hi}:${lo}`,
+    `64:ff9b::${ip}`,
+    `64:ff9b::${hi}:${lo}`,
+    `2002:${hi}:${lo}::1`,
+    `::${hi}:${lo}`,
+    `::ffff:0:${hi}:${lo}`,
+  ];
 }
 
 test('IPv6 forms carrying a metadata or link-local IPv4 address are refused with allowPrivate, in both layers', async (t) => {
@@ -177,9 +192,22 @@ test('IPv6 forms that embed a 127/8 address (mapped, NAT64, 6to4, compatible) ar
 /** The IPv4 table rebuilt with node:net BlockList: an independent implementation of the same ranges. */
 const reference = new BlockList();
 for (const [net, bits] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.88.99.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15],
-  ['198.51.100.0', 24], ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4], ['168.63.129.16', 32],
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.0.2.0', 24],
+  ['192.88.99.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['198.51.100.0', 24],
+  ['203.0.113.0', 24],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
+  ['168.63.129.16', 32],
 ] as const) {
   reference.addSubnet(net, bits, 'ipv4');
 }
@@ -205,7 +233,11 @@ test('IPv4 verdicts agree with a BlockList reference, and mapped / NAT64 / 6to4 
 
 /** What allowPrivate leaves refused among IPv4 addresses: metadata endpoints and link-local (independent table). */
 const alwaysReference = new BlockList();
-for (const [net, bits] of [['169.254.0.0', 16], ['100.100.100.200', 32], ['168.63.129.16', 32]] as const) {
+for (const [net, bits] of [
+  ['169.254.0.0', 16],
+  ['100.100.100.200', 32],
+  ['168.63.129.16', 32],
+] as const) {
   alwaysReference.addSubnet(net, bits, 'ipv4');
 }
 
@@ -246,7 +278,14 @@ test('allowPrivate never opens an address that is refused as metadata, and priva
 
 test('IPv6 outside 2000::/3 is never allowed; documentation, Teredo, ULA, link-local and multicast never are', (t) => {
   const refusedPrefixes = new BlockList();
-  for (const [net, bits] of [['2001::', 23], ['2001:db8::', 32], ['3fff::', 20], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8]] as const) {
+  for (const [net, bits] of [
+    ['2001::', 23],
+    ['2001:db8::', 32],
+    ['3fff::', 20],
+    ['fc00::', 7],
+    ['fe80::', 10],
+    ['ff00::', 8],
+  ] as const) {
     refusedPrefixes.addSubnet(net, bits, 'ipv6');
   }
   const global = new BlockList();
@@ -267,11 +306,17 @@ test('IPv6 outside 2000::/3 is never allowed; documentation, Teredo, ULA, link-l
 });
 
 test('resolver guard with allowPrivate: refused exactly when some resolved address is metadata or link-local', async (t) => {
-  const address = fc.oneof(fc.ipV4(), fc.ipV6(), alwaysRefusedV4, fc.constantFrom('127.0.0.1', '::1', '10.0.0.1', '::ffff:169.254.169.254', 'fd00:ec2::254'));
+  const address = fc.oneof(
+    fc.ipV4(),
+    fc.ipV6(),
+    alwaysRefusedV4,
+    fc.constantFrom('127.0.0.1', '::1', '10.0.0.1', '::ffff:169.254.169.254', 'fd00:ec2::254'),
+  );
   await fc.assert(
     fc.asyncProperty(fc.array(address, { minLength: 1, maxLength: 6 }), async (addresses) => {
       const resolver = {
-        lookup: async () => addresses.map((a) => ({ address: a, family: a.includes(':') ? (6 as const) : (4 as const) })),
+        lookup: async () =>
+          addresses.map((a) => ({ address: a, family: a.includes(':') ? (6 as const) : (4 as const) })),
       };
       const r = await resolveChecked('fuzz.example', { resolver, allowPrivate: true, timeoutMs: 1000 });
       const anyAlways = addresses.some((a) => !classifyIp(a, { allowPrivate: true }).allowed);
@@ -287,7 +332,8 @@ test('resolver guard: refused exactly when some resolved address is not public',
   await fc.assert(
     fc.asyncProperty(fc.array(fc.oneof(fc.ipV4(), fc.ipV6()), { minLength: 1, maxLength: 6 }), async (addresses) => {
       const resolver = {
-        lookup: async () => addresses.map((address) => ({ address, family: address.includes(':') ? (6 as const) : (4 as const) })),
+        lookup: async () =>
+          addresses.map((address) => ({ address, family: address.includes(':') ? (6 as const) : (4 as const) })),
       };
       const r = await resolveChecked('fuzz.example', { resolver, allowPrivate: false, timeoutMs: 1000 });
       const anyBad = addresses.some((a) => !classifyIp(a).allowed);
@@ -298,47 +344,62 @@ test('resolver guard: refused exactly when some resolved address is not public',
   t.pass();
 });
 
-const headerName = fc.oneof(
-  fc.constantFrom(...Object.keys(REQUEST_DROPPED), 'x-router-target-url', 'X-Forwarded-For', 'x-custom', 'accept', 'AUTHORIZATION', 'Cookie', '__proto__'),
-  fc.string({ minLength: 1, maxLength: 12 }),
-).chain((n) => fc.constantFrom(n, n.toUpperCase(), n.toLowerCase()));
+const headerName = fc
+  .oneof(
+    fc.constantFrom(
+      ...Object.keys(REQUEST_DROPPED),
+      'x-router-target-url',
+      'X-Forwarded-For',
+      'x-custom',
+      'accept',
+      'AUTHORIZATION',
+      'Cookie',
+      '__proto__',
+    ),
+    fc.string({ minLength: 1, maxLength: 12 }),
+  )
+  .chain((n) => fc.constantFrom(n, n.toUpperCase(), n.toLowerCase()));
 const headerValue = fc.oneof(fc.string({ maxLength: 30 }), fc.array(fc.string({ maxLength: 10 }), { maxLength: 3 }));
 
 test('scrubRequestHeaders never throws, never lets a dropped header through, and keeps every other one', (t) => {
   fc.assert(
-    fc.property(fc.dictionary(headerName, headerValue, { maxKeys: 12 }), fc.option(fc.string({ maxLength: 20 }), { nil: undefined }), (headers, auth) => {
-      const r = scrubRequestHeaders(headers, { upstreamAuthorization: auth });
-      if (!r.ok) return r.reason.length > 0;
-      const connectionNamed = Object.entries(headers)
-        .filter(([k]) => k.toLowerCase() === 'connection')
-        .flatMap(([, v]) => (Array.isArray(v) ? v : [v]))
-        .flatMap((v) => String(v).split(','))
-        .map((s) => s.trim().toLowerCase());
-      for (const name of Object.keys(r.headers)) {
-        if (name !== name.toLowerCase()) return false;
-        if (name === 'authorization') {
-          if (r.headers[name] !== auth) return false;
-          continue;
+    fc.property(
+      fc.dictionary(headerName, headerValue, { maxKeys: 12 }),
+      fc.option(fc.string({ maxLength: 20 }), { nil: undefined }),
+      (headers, auth) => {
+        const r = scrubRequestHeaders(headers, { upstreamAuthorization: auth });
+        if (!r.ok) return r.reason.length > 0;
+        const connectionNamed = Object.entries(headers)
+          .filter(([k]) => k.toLowerCase() === 'connection')
+          .flatMap(([, v]) => (Array.isArray(v) ? v : [v]))
+          .flatMap((v) => String(v).split(','))
+          .map((s) => s.trim().toLowerCase());
+        for (const name of Object.keys(r.headers)) {
+          if (name !== name.toLowerCase()) return false;
+          if (name === 'authorization') {
+            if (r.headers[name] !== auth) return false;
+            continue;
+          }
+          if (Object.hasOwn(REQUEST_DROPPED, name)) return false;
+          if (Object.keys(REQUEST_DROPPED_PREFIXES).some((p) => name.startsWith(p))) return false;
+          if (connectionNamed.includes(name)) return false;
         }
-        if (Object.hasOwn(REQUEST_DROPPED, name)) return false;
-        if (Object.keys(REQUEST_DROPPED_PREFIXES).some((p) => name.startsWith(p))) return false;
-        if (connectionNamed.includes(name)) return false;
-      }
-      // Name verdicts are memoised: whatever came before, every header that may pass is there, and the record is
-      // a plain object (a `__proto__` field must not become its prototype).
-      if (Object.getPrototypeOf(r.headers) !== Object.prototype) return false;
-      for (const [raw, v] of Object.entries(headers)) {
-        const name = raw.toLowerCase();
-        const hasValue = typeof v === 'string' || (Array.isArray(v) && v.length > 0);
-        const dropped =
-          name === '__proto__' ||
-          Object.hasOwn(REQUEST_DROPPED, name) ||
-          Object.keys(REQUEST_DROPPED_PREFIXES).some((p) => name.startsWith(p)) ||
-          connectionNamed.includes(name);
-        if (hasValue && !dropped && !Object.hasOwn(r.headers, name)) return false;
-      }
-      return true;
-    }),
+        // Name verdicts are memoised: whatever came before, every header that may pass is there, and the record is
+        // a plain object (a `__proto__` field must not become its prototype).
+        if (Object.getPrototypeOf(r.headers) !== Object.prototype) return false;
+        for (const [raw, v] of Object.entries(headers)) {
+          const name = raw.toLowerCase();
+          const hasValue = typeof v === 'string' || (Array.isArray(v) && v.length > 0);
+          const dropped =
+            name === '__proto__' ||
+            Object.hasOwn(REQUEST_DROPPED, name) ||
+            Object.keys(REQUEST_DROPPED_PREFIXES).some((p) => name.startsWith(p)) ||
+            connectionNamed.includes(name);
+          if (hasValue && !dropped && !Object.hasOwn(r.headers, name)) return false;
+        }
+        return true;
+      },
+    ),
     { numRuns },
   );
   t.pass();

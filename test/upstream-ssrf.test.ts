@@ -274,7 +274,11 @@ const alwaysCases: Case[] = [
   { url: 'http://169.16689662/', layer: 'url', why: METADATA },
   { url: 'http://0251.0xfe.43518/', layer: 'url', why: METADATA },
   { url: 'http://１６９.２５４.１６９.２５４/', layer: 'url', why: METADATA },
-  { url: 'http://[::ffff:169.254.169.254]/', layer: 'url', why: /IPv4-mapped.*169\.254\.169\.254.*cloud instance metadata/ },
+  {
+    url: 'http://[::ffff:169.254.169.254]/',
+    layer: 'url',
+    why: /IPv4-mapped.*169\.254\.169\.254.*cloud instance metadata/,
+  },
   { url: 'http://[::ffff:a9fe:a9fe]/', layer: 'url', why: /IPv4-mapped.*cloud instance metadata/ },
   { url: 'http://[0:0:0:0:0:ffff:a9fe:a9fe]/', layer: 'url', why: /IPv4-mapped.*cloud instance metadata/ },
   { url: 'http://[64:ff9b::169.254.169.254]/', layer: 'url', why: /NAT64.*cloud instance metadata/ },
@@ -353,7 +357,11 @@ for (const c of alwaysCases) {
 
 /** One call of the connector, as undici makes it, answered as a promise; a socket is closed at once. */
 function connectOnce(hostname: string, port: number): Promise<Error | 'connected'> {
-  const connector = createGuardedConnector({ resolver: countingResolver(), allowPrivate: true, connectTimeoutMs: 2000 });
+  const connector = createGuardedConnector({
+    resolver: countingResolver(),
+    allowPrivate: true,
+    connectTimeoutMs: 2000,
+  });
   return new Promise((resolve) => {
     connector({ hostname, host: hostname, protocol: 'http:', port: String(port) }, (err, socket) => {
       socket?.destroy();
@@ -364,7 +372,15 @@ function connectOnce(hostname: string, port: number): Promise<Error | 'connected
 
 test('connect-time guard alone (URL policy bypassed): metadata literals and names are refused with allowPrivate', async (t) => {
   const before = accepted();
-  for (const host of ['169.254.169.254', '::ffff:a9fe:a9fe', '64:ff9b::a9fe:a9fe', '100.100.100.200', 'fd00:ec2::254', 'metadata.test', 'loopback-then-metadata.test']) {
+  for (const host of [
+    '169.254.169.254',
+    '::ffff:a9fe:a9fe',
+    '64:ff9b::a9fe:a9fe',
+    '100.100.100.200',
+    'fd00:ec2::254',
+    'metadata.test',
+    'loopback-then-metadata.test',
+  ]) {
     const r = await connectOnce(host, v4.port);
     t.true(r instanceof UpstreamRefusedError, host);
     if (r instanceof UpstreamRefusedError) t.regex(r.reason, /metadata/, host);
@@ -470,11 +486,24 @@ test('the same forms are reachable with allowPrivate (the listener does count co
   const upstream = createUpstream({ allowPrivate: true, resolver, connectTimeoutMs: 2000, maxTotalMs: 5000 });
   try {
     // Metadata refusals first, on the same upstream: they must not stop the control forms below from connecting.
-    for (const url of ['http://169.254.169.254/latest/meta-data/', 'http://metadata.test/', 'http://[fd00:ec2::254]/']) {
+    for (const url of [
+      'http://169.254.169.254/latest/meta-data/',
+      'http://metadata.test/',
+      'http://[fd00:ec2::254]/',
+    ]) {
       t.is((await upstream.request({ url })).type, 'refused', url);
     }
     const before = control.accepted;
-    const forms = ['2130706433', '0177.0.0.1', '0x7f000001', '127.1', '[::ffff:127.0.0.1]', 'internal.test', 'localhost', '127.0.0.1'];
+    const forms = [
+      '2130706433',
+      '0177.0.0.1',
+      '0x7f000001',
+      '127.1',
+      '[::ffff:127.0.0.1]',
+      'internal.test',
+      'localhost',
+      '127.0.0.1',
+    ];
     for (const form of forms) {
       const r = await upstream.request({ url: `http://${form}:${control.port}/` });
       t.is(r.type, 'response', form);
@@ -489,7 +518,17 @@ test('the same forms are reachable with allowPrivate (the listener does count co
 });
 
 test('with allowPrivate, loopback, RFC 1918, CGNAT and ULA stay open in both policy layers', async (t) => {
-  for (const ip of ['127.0.0.1', '127.4.5.6', '::1', '10.1.2.3', '172.16.0.1', '192.168.1.1', '100.64.0.1', 'fd12:3456::1', '::ffff:10.0.0.1']) {
+  for (const ip of [
+    '127.0.0.1',
+    '127.4.5.6',
+    '::1',
+    '10.1.2.3',
+    '172.16.0.1',
+    '192.168.1.1',
+    '100.64.0.1',
+    'fd12:3456::1',
+    '::ffff:10.0.0.1',
+  ]) {
     t.true(classifyIp(ip, { allowPrivate: true }).allowed, ip);
     t.false(classifyIp(ip).allowed, ip);
     t.true(parseTargetUrl(`http://${ip.includes(':') ? `[${ip}]` : ip}/`, { allowPrivate: true }).ok, ip);
@@ -533,13 +572,24 @@ test('numeric IPv4 spellings normalise to the dotted quad that is checked', (t) 
     for (const allowPrivate of [true, false]) {
       const r = parseTargetUrl(`http://${form}/`, { allowPrivate });
       t.false(r.ok, form);
-      if (!r.ok) t.regex(r.reason, new RegExp(`^the address ${expected.replaceAll('.', '\\.')} is never a target.*metadata`), form);
+      if (!r.ok)
+        t.regex(
+          r.reason,
+          new RegExp(`^the address ${expected.replaceAll('.', '\\.')} is never a target.*metadata`),
+          form,
+        );
     }
   }
 });
 
 test('allowPrivate still refuses schemes, credentials and malformed URLs', (t) => {
-  for (const url of ['file:///etc/passwd', 'http://user:pass@127.0.0.1/', 'gopher://127.0.0.1/', 'http:127.0.0.1/', 'http://a\\@b/']) {
+  for (const url of [
+    'file:///etc/passwd',
+    'http://user:pass@127.0.0.1/',
+    'gopher://127.0.0.1/',
+    'http:127.0.0.1/',
+    'http://a\\@b/',
+  ]) {
     t.false(parseTargetUrl(url, { allowPrivate: true }).ok, url);
   }
 });
@@ -552,7 +602,12 @@ test('public targets pass the URL policy; the fragment is not kept', (t) => {
     t.is(r.host, 'api.example.com');
     t.is(r.literalIp, undefined);
   }
-  for (const url of ['http://8.8.8.8/', 'http://[2606:4700:4700::1111]/', 'http://[::ffff:8.8.8.8]/', 'http://[64:ff9b::808:808]/']) {
+  for (const url of [
+    'http://8.8.8.8/',
+    'http://[2606:4700:4700::1111]/',
+    'http://[::ffff:8.8.8.8]/',
+    'http://[64:ff9b::808:808]/',
+  ]) {
     t.true(parseTargetUrl(url, { allowPrivate: false }).ok, url);
   }
 });

@@ -15,12 +15,21 @@ forEachDb(({ stack, test }) => {
     const pr = paymentRequired({ planId: s.plan.planId });
     const results = await Promise.all(
       Array.from({ length: 100 }, (_, i) =>
-        s.user.api.post('/x402/settle', { paymentRequired: pr, x402AccessToken: p.x402AccessToken, maxAmount: '1', agentRequestId: `req-${i}` }),
+        s.user.api.post('/x402/settle', {
+          paymentRequired: pr,
+          x402AccessToken: p.x402AccessToken,
+          maxAmount: '1',
+          agentRequestId: `req-${i}`,
+        }),
       ),
     );
     const ok = results.filter((r) => r.status === 201 && r.body.success === true);
     const refused = results.filter((r) => r.status === 402);
-    t.is(ok.length, K, JSON.stringify(results.filter((r) => r.status !== 201 && r.status !== 402).map((r) => [r.status, r.body])));
+    t.is(
+      ok.length,
+      K,
+      JSON.stringify(results.filter((r) => r.status !== 201 && r.status !== 402).map((r) => [r.status, r.body])),
+    );
     t.is(refused.length, 100 - K);
     for (const r of refused) t.is(r.body.code, 'BCK.CREDITS.0003');
     t.is(new Set(ok.map((r) => r.body.transaction)).size, K);
@@ -37,7 +46,12 @@ forEachDb(({ stack, test }) => {
     const pr = paymentRequired({ planId: s.plan.planId });
     const results = await Promise.all(
       Array.from({ length: 50 }, () =>
-        s.user.api.post('/x402/settle', { paymentRequired: pr, x402AccessToken: p.x402AccessToken, maxAmount: '3', agentRequestId: 'the-one' }),
+        s.user.api.post('/x402/settle', {
+          paymentRequired: pr,
+          x402AccessToken: p.x402AccessToken,
+          maxAmount: '3',
+          agentRequestId: 'the-one',
+        }),
       ),
     );
     t.deepEqual([...new Set(results.map((r) => r.status))], [201]);
@@ -61,16 +75,28 @@ forEachDb(({ stack, test }) => {
     const pr = paymentRequired({ planId: s.plan.planId });
     const results = await Promise.all(
       Array.from({ length: 20 }, () =>
-        s.user.api.post('/x402/settle', { paymentRequired: pr, x402AccessToken: p.x402AccessToken, maxAmount: '4', agentRequestId: 'retried' }),
+        s.user.api.post('/x402/settle', {
+          paymentRequired: pr,
+          x402AccessToken: p.x402AccessToken,
+          maxAmount: '4',
+          agentRequestId: 'retried',
+        }),
       ),
     );
-    t.deepEqual([...new Set(results.map((r) => r.status))], [201], JSON.stringify(results.find((r) => r.status !== 201)?.body));
+    t.deepEqual(
+      [...new Set(results.map((r) => r.status))],
+      [201],
+      JSON.stringify(results.find((r) => r.status !== 201)?.body),
+    );
     t.true(results.every((r) => r.body.success === true));
     t.is(new Set(results.map((r) => r.body.orderId)).size, 1, 'every answer names the one order');
     const em = stack().ctx.db.em();
     t.is(await em.count(PlanOrder, { buyerUserId: sub.userId }), 1, 'one plan bought, not one per retry');
     t.is((await em.findOneOrFail(Delegation, { id: d })).amountSpentCents, 100n, 'one reserve on the delegation');
-    t.is((await em.findOneOrFail(TokenBalance, { address: sub.walletAddress, asset: TOKEN_ADDRESS })).balance, 4_000_000n);
+    t.is(
+      (await em.findOneOrFail(TokenBalance, { address: sub.walletAddress, asset: TOKEN_ADDRESS })).balance,
+      4_000_000n,
+    );
     t.is(await balance(sub.api, s.plan.planId, sub.walletAddress), '6');
   });
 
@@ -81,7 +107,12 @@ forEachDb(({ stack, test }) => {
     const p = await permission(sub.api, { planId: s.plan.planId });
     const pr = paymentRequired({ planId: s.plan.planId });
     const settles = Array.from({ length: 40 }, (_, i) =>
-      s.user.api.post('/x402/settle', { paymentRequired: pr, x402AccessToken: p.x402AccessToken, maxAmount: '1', agentRequestId: `race-${i}` }),
+      s.user.api.post('/x402/settle', {
+        paymentRequired: pr,
+        x402AccessToken: p.x402AccessToken,
+        maxAmount: '1',
+        agentRequestId: `race-${i}`,
+      }),
     );
     const revoke = sub.api.del(`/x402/permissions/${p.permissionHash}`);
     const [results, revoked] = await Promise.all([Promise.all(settles), revoke]);
@@ -91,7 +122,12 @@ forEachDb(({ stack, test }) => {
     const used = (await sub.api.get(`/x402/permissions/${p.permissionHash}`)).body.usedCredits;
     t.is(used, String(ok));
     t.is(await balance(sub.api, s.plan.planId, sub.walletAddress), String(1000 - ok));
-    const after = await s.user.api.post('/x402/settle', { paymentRequired: pr, x402AccessToken: p.x402AccessToken, maxAmount: '1', agentRequestId: 'late' });
+    const after = await s.user.api.post('/x402/settle', {
+      paymentRequired: pr,
+      x402AccessToken: p.x402AccessToken,
+      maxAmount: '1',
+      agentRequestId: 'late',
+    });
     t.like(after.body, { success: false, errorReason: 'permission_revoked' });
   });
 });

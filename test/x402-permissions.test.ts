@@ -44,15 +44,21 @@ forEachDb(({ stack, test }) => {
       extra: { agentId: s.agent.agentId, httpVerb: 'POST' },
     });
     t.is(permissionHashOf(fieldsOf(token)), r.body.permissionHash);
-    const signer = await recoverTypedDataAddress({ ...typedData(fieldsOf(token)), signature: token.payload.signature as `0x${string}` });
+    const signer = await recoverTypedDataAddress({
+      ...typedData(fieldsOf(token)),
+      signature: token.payload.signature as `0x${string}`,
+    });
     t.is(signer as string, sub.walletAddress);
     // Two permissions for the same fields differ by their nonce.
-    const again = await sub.api.post('/x402/permissions', permissionBody({ planId: s.plan.planId, agentId: s.agent.agentId, httpVerb: 'POST' }));
+    const again = await sub.api.post(
+      '/x402/permissions',
+      permissionBody({ planId: s.plan.planId, agentId: s.agent.agentId, httpVerb: 'POST' }),
+    );
     t.is(again.status, 201);
     t.not(again.body.permissionHash, r.body.permissionHash);
   });
 
-  test('unknown plan or agent: 404 BCK.PROTOCOL.0003 / 0004 (another user\'s unlisted agent too)', async (t) => {
+  test("unknown plan or agent: 404 BCK.PROTOCOL.0003 / 0004 (another user's unlisted agent too)", async (t) => {
     const s = await seller(stack());
     const sub = await stack().user();
     await mint(s.user.api, s.plan.planId, sub.walletAddress, 5);
@@ -61,11 +67,17 @@ forEachDb(({ stack, test }) => {
       t.is(r.status, 404, planId);
       t.is(r.body.code, 'BCK.PROTOCOL.0003');
     }
-    const r = await sub.api.post('/x402/permissions', permissionBody({ planId: s.plan.planId, agentId: 'did:nv:nope' }));
+    const r = await sub.api.post(
+      '/x402/permissions',
+      permissionBody({ planId: s.plan.planId, agentId: 'did:nv:nope' }),
+    );
     t.is(r.status, 404);
     t.is(r.body.code, 'BCK.PROTOCOL.0004');
     t.is((await s.user.api.put(`/protocol/agents/${encodeURIComponent(s.agent.agentId)}/list/false`)).status, 200);
-    const hidden = await sub.api.post('/x402/permissions', permissionBody({ planId: s.plan.planId, agentId: s.agent.agentId }));
+    const hidden = await sub.api.post(
+      '/x402/permissions',
+      permissionBody({ planId: s.plan.planId, agentId: s.agent.agentId }),
+    );
     t.is(hidden.status, 404);
     t.is(hidden.body.code, 'BCK.PROTOCOL.0004');
   });
@@ -97,17 +109,27 @@ forEachDb(({ stack, test }) => {
       t.is(r.body.code, 'BCK.HTTP.0400');
     }
     // The plan exists but is not attached to the agent named.
-    const notAttached = await sub.api.post('/x402/permissions', permissionBody({ planId: other.planId, agentId: s.agent.agentId }));
+    const notAttached = await sub.api.post(
+      '/x402/permissions',
+      permissionBody({ planId: other.planId, agentId: s.agent.agentId }),
+    );
     t.is(notAttached.status, 400);
     t.is(notAttached.body.code, 'BCK.X402.0002');
     // svc:card-delegation requires a delegation.
-    const noDelegation = await sub.api.post('/x402/permissions', permissionBody({ planId, scheme: 'svc:card-delegation' }));
+    const noDelegation = await sub.api.post(
+      '/x402/permissions',
+      permissionBody({ planId, scheme: 'svc:card-delegation' }),
+    );
     t.is(noDelegation.status, 400);
     // Another user's delegation, an unknown id, a wrong provider, a delegation restricted to another plan.
     const foreign = await delegation(stranger.api, { provider: 'erc4337', spendingLimitCents: 1000 });
     const cardOfSub = await delegation(sub.api, { provider: 'stripe', spendingLimitCents: 1000 });
     const cryptoOfSub = await delegation(sub.api, { provider: 'erc4337', spendingLimitCents: 1000 });
-    const restricted = await delegation(sub.api, { provider: 'erc4337', spendingLimitCents: 1000, planId: Number(other.planId) });
+    const restricted = await delegation(sub.api, {
+      provider: 'erc4337',
+      spendingLimitCents: 1000,
+      planId: Number(other.planId),
+    });
     const revoked = await delegation(sub.api, { provider: 'erc4337', spendingLimitCents: 1000 });
     await sub.api.del(`/delegation/${revoked}`);
     const cases: [Record<string, unknown>, string][] = [
@@ -115,7 +137,10 @@ forEachDb(({ stack, test }) => {
       [permissionBody({ planId, delegationId: '00000000-0000-4000-8000-000000000000' }), 'unknown'],
       [permissionBody({ planId, delegationId: 'not-a-uuid' }), 'malformed'],
       [permissionBody({ planId, delegationId: cardOfSub }), 'card delegation for erc4337'],
-      [permissionBody({ planId, scheme: 'svc:card-delegation', delegationId: cryptoOfSub }), 'erc4337 delegation for card'],
+      [
+        permissionBody({ planId, scheme: 'svc:card-delegation', delegationId: cryptoOfSub }),
+        'erc4337 delegation for card',
+      ],
       [permissionBody({ planId, delegationId: restricted }), 'restricted to another plan'],
       [permissionBody({ planId, delegationId: revoked }), 'revoked'],
     ];
@@ -124,7 +149,10 @@ forEachDb(({ stack, test }) => {
       t.is(r.status, 400, what);
       t.is(r.body.code, 'BCK.X402.0003', what);
     }
-    const ok = await sub.api.post('/x402/permissions', permissionBody({ planId: other.planId, delegationId: restricted }));
+    const ok = await sub.api.post(
+      '/x402/permissions',
+      permissionBody({ planId: other.planId, delegationId: restricted }),
+    );
     t.is(ok.status, 201);
     t.is(ok.body.delegationId, restricted);
   });
@@ -151,19 +179,31 @@ forEachDb(({ stack, test }) => {
     t.is((await sub.api.post('/x402/permissions', permissionBody({ planId, delegationId: small }))).status, 402);
     const eur = await delegation(sub.api, { provider: 'erc4337', spendingLimitCents: 1000, currency: 'eur' });
     t.is((await sub.api.post('/x402/permissions', permissionBody({ planId, delegationId: eur }))).status, 402);
-    const bound = await delegation(sub.api, { provider: 'erc4337', spendingLimitCents: 1000, allowedRecipients: [testAddress(7)] });
+    const bound = await delegation(sub.api, {
+      provider: 'erc4337',
+      spendingLimitCents: 1000,
+      allowedRecipients: [testAddress(7)],
+    });
     t.is((await sub.api.post('/x402/permissions', permissionBody({ planId, delegationId: bound }))).status, 402);
     const enough = await delegation(sub.api, { provider: 'erc4337', spendingLimitCents: 100 });
     const ok = await sub.api.post('/x402/permissions', permissionBody({ planId, delegationId: enough }));
     t.is(ok.status, 201);
     t.is(ok.body.delegationId, enough);
     const card = await delegation(sub.api, { provider: 'visa', spendingLimitCents: 500 });
-    const okCard = await sub.api.post('/x402/permissions', permissionBody({ planId, scheme: 'svc:card-delegation', delegationId: card }));
+    const okCard = await sub.api.post(
+      '/x402/permissions',
+      permissionBody({ planId, scheme: 'svc:card-delegation', delegationId: card }),
+    );
     t.is(okCard.status, 201);
     t.is(okCard.body.scheme, 'svc:card-delegation');
     // A plan priced in a token that is no stablecoin of the environment cannot be paid by a delegation.
     const odd = await createPlan(s.user.api, {
-      priceConfig: { priceType: 'FIXED_PRICE', tokenAddress: testAddress(0xabc), amounts: ['10'], receivers: [testAddress(1)] },
+      priceConfig: {
+        priceType: 'FIXED_PRICE',
+        tokenAddress: testAddress(0xabc),
+        amounts: ['10'],
+        receivers: [testAddress(1)],
+      },
     });
     const oddR = await sub.api.post('/x402/permissions', permissionBody({ planId: odd.planId, delegationId: enough }));
     t.is(oddR.status, 402);

@@ -26,7 +26,8 @@ const UNLISTED_MESSAGE = 'The plan is unlisted and cannot be purchased';
 
 function calls(api: ApiClient, token: string, pr: Record<string, unknown>) {
   return {
-    verify: (maxAmount: string | number = '1') => api.post('/x402/verify', { paymentRequired: pr, x402AccessToken: token, maxAmount }),
+    verify: (maxAmount: string | number = '1') =>
+      api.post('/x402/verify', { paymentRequired: pr, x402AccessToken: token, maxAmount }),
     settle: (agentRequestId: string, maxAmount: string | number = '1') =>
       api.post('/x402/settle', { paymentRequired: pr, x402AccessToken: token, maxAmount, agentRequestId }),
   };
@@ -101,7 +102,10 @@ forEachDb(({ stack, test }) => {
       t.like(st.body, { success: false, errorReason: 'payment_requirements_mismatch', transaction: '' });
     }
     // A list with a foreign option first still matches ours.
-    const mixed = { ...pr, accepts: [{ scheme: 'exact', network: 'base-sepolia', payTo: testAddress(1) }, ...(pr.accepts as unknown[])] };
+    const mixed = {
+      ...pr,
+      accepts: [{ scheme: 'exact', network: 'base-sepolia', payTo: testAddress(1) }, ...(pr.accepts as unknown[])],
+    };
     t.true((await calls(s.user.api, p.x402AccessToken, mixed).verify()).body.isValid);
     // Neither the plan owner nor the agent owner: the subscriber itself and an outsider.
     for (const api of [sub.api, outsider.api]) {
@@ -111,8 +115,14 @@ forEachDb(({ stack, test }) => {
       t.like(st.body, { success: false, errorReason: 'caller_not_authorized_for_permission' });
     }
     // Detaching the plan from the agent ends the permission's use.
-    t.is((await s.user.api.del(`/protocol/agents/${encodeURIComponent(s.agent.agentId)}/plan/${s.plan.planId}`)).status, 200);
-    t.like((await calls(s.user.api, p.x402AccessToken, pr).verify()).body, { isValid: false, invalidReason: 'plan_not_attached_to_agent' });
+    t.is(
+      (await s.user.api.del(`/protocol/agents/${encodeURIComponent(s.agent.agentId)}/plan/${s.plan.planId}`)).status,
+      200,
+    );
+    t.like((await calls(s.user.api, p.x402AccessToken, pr).verify()).body, {
+      isValid: false,
+      invalidReason: 'plan_not_attached_to_agent',
+    });
     t.is(await balance(sub.api, s.plan.planId, sub.walletAddress), '5');
   });
 
@@ -124,12 +134,24 @@ forEachDb(({ stack, test }) => {
     const x = calls(s.user.api, p.x402AccessToken, paymentRequired({ planId: s.plan.planId }));
     const first = await x.settle('req-1', '3');
     t.is(first.status, 201);
-    t.like(first.body, { success: true, payer: sub.walletAddress, network: SANDBOX_NETWORK, creditsRedeemed: '3', remainingBalance: '7' });
+    t.like(first.body, {
+      success: true,
+      payer: sub.walletAddress,
+      network: SANDBOX_NETWORK,
+      creditsRedeemed: '3',
+      remainingBalance: '7',
+    });
     t.regex(first.body.transaction, /^[0-9a-f-]{36}$/);
     t.is(first.body.duplicate, undefined);
     const repeat = await x.settle('req-1', '3');
     t.is(repeat.status, 201);
-    t.like(repeat.body, { success: true, transaction: first.body.transaction, creditsRedeemed: '3', remainingBalance: '7', duplicate: true });
+    t.like(repeat.body, {
+      success: true,
+      transaction: first.body.transaction,
+      creditsRedeemed: '3',
+      remainingBalance: '7',
+      duplicate: true,
+    });
     const second = await x.settle('req-2', '2');
     t.like(second.body, { success: true, creditsRedeemed: '2', remainingBalance: '5' });
     t.not(second.body.transaction, first.body.transaction);
@@ -160,8 +182,14 @@ forEachDb(({ stack, test }) => {
     t.is(typeof r.body.orderId, 'string');
     const em = stack().ctx.db.em();
     t.is((await em.findOneOrFail(Delegation, { id: d })).amountSpentCents, 100n);
-    t.is((await em.findOneOrFail(TokenBalance, { address: sub.walletAddress, asset: TOKEN_ADDRESS })).balance, 500_000n);
-    const settlement = await em.findOneOrFail(X402Settlement, { permissionHash: p.permissionHash, agentRequestId: 'auto-1' });
+    t.is(
+      (await em.findOneOrFail(TokenBalance, { address: sub.walletAddress, asset: TOKEN_ADDRESS })).balance,
+      500_000n,
+    );
+    const settlement = await em.findOneOrFail(X402Settlement, {
+      permissionHash: p.permissionHash,
+      agentRequestId: 'auto-1',
+    });
     t.is(settlement.orderId, r.body.orderId);
     // Held credits pay the next call: no new order.
     t.like((await x.settle('auto-2', '6')).body, { success: true, remainingBalance: '0' });
@@ -187,7 +215,9 @@ forEachDb(({ stack, test }) => {
     t.is(r.body.code, 'BCK.CREDITS.0003');
     const rec = (await sub.api.get(`/delegation/${d}`)).body;
     t.like(rec, { amountSpentCents: '0', transactionCount: 1 });
-    const txs = (await sub.api.get(`/delegation/${d}/transactions`)).body.transactions.map((x: { kind: string }) => x.kind);
+    const txs = (await sub.api.get(`/delegation/${d}/transactions`)).body.transactions.map(
+      (x: { kind: string }) => x.kind,
+    );
     t.deepEqual(txs, ['release', 'reserve']);
     t.is(await balance(sub.api, s.plan.planId, sub.walletAddress), '1');
   });
@@ -264,18 +294,35 @@ forEachDb(({ stack, test }) => {
     const cardD = await delegation(sub.api, { provider: 'braintree', spendingLimitCents: 10_000 });
     const plain = await permission(sub.api, { planId: s.plan.planId });
     const crypto = await permission(sub.api, { planId: s.plan.planId, delegationId: cryptoD });
-    const card = await permission(sub.api, { planId: s.plan.planId, scheme: 'svc:card-delegation', delegationId: cardD });
+    const card = await permission(sub.api, {
+      planId: s.plan.planId,
+      scheme: 'svc:card-delegation',
+      delegationId: cardD,
+    });
     t.is((await s.user.api.put(`/protocol/plans/${s.plan.planId}/list/false`)).status, 200);
     const pr = paymentRequired({ planId: s.plan.planId });
     const prCard = paymentRequired({ planId: s.plan.planId, scheme: 'svc:card-delegation' });
-    for (const [token, req] of [[plain.x402AccessToken, pr], [crypto.x402AccessToken, pr], [card.x402AccessToken, prCard]] as const) {
+    for (const [token, req] of [
+      [plain.x402AccessToken, pr],
+      [crypto.x402AccessToken, pr],
+      [card.x402AccessToken, prCard],
+    ] as const) {
       const v = await calls(s.user.api, token, req).verify('1');
       t.is(v.status, 201);
-      t.deepEqual(v.body, { isValid: false, invalidReason: UNLISTED_MESSAGE, invalidMessage: `plan ${s.plan.planId} is unlisted`, payer: sub.walletAddress, network: SANDBOX_NETWORK });
+      t.deepEqual(v.body, {
+        isValid: false,
+        invalidReason: UNLISTED_MESSAGE,
+        invalidMessage: `plan ${s.plan.planId} is unlisted`,
+        payer: sub.walletAddress,
+        network: SANDBOX_NETWORK,
+      });
       t.is(v.body.code, undefined);
     }
     // Subscribers keep spending credits they hold.
-    t.like((await calls(s.user.api, card.x402AccessToken, prCard).settle('held', '1')).body, { success: true, remainingBalance: '1' });
+    t.like((await calls(s.user.api, card.x402AccessToken, prCard).settle('held', '1')).body, {
+      success: true,
+      remainingBalance: '1',
+    });
     // Buying: erc4337 (auto-order or pay-as-you-go) -> 201 success false, message as the reason, no code.
     for (const token of [crypto.x402AccessToken, plain.x402AccessToken]) {
       const r = await calls(s.user.api, token, pr).settle('buy', '2');
@@ -311,28 +358,133 @@ forEachDb(({ stack, test }) => {
     const flipped = `${sig.slice(0, 10)}${sig[10] === 'a' ? 'b' : 'a'}${sig.slice(11)}`;
     // Another user's wallet signs the very same fields: same hash, wrong signer.
     const thiefKey = await walletKeyOf(stack().ctx, thief.userId);
-    const forged: Hex = await privateKeyToAccount(thiefKey).signTypedData(typedData(fieldsOf(PermissionToken.parse(original))));
+    const forged: Hex = await privateKeyToAccount(thiefKey).signTypedData(
+      typedData(fieldsOf(PermissionToken.parse(original))),
+    );
     // The thief signs its own fields (from = thief) for the victim's plan: names no permission.
     const ownFields = { ...fieldsOf(PermissionToken.parse(original)), owner: thief.walletAddress as `0x${string}` };
     const selfSigned = await privateKeyToAccount(thiefKey).signTypedData(typedData(ownFields));
     const cases: [string, string, Record<string, unknown>][] = [
-      ['changed planId', mutate((o) => { o.accepted.planId = other.planId; }), paymentRequired({ planId: other.planId, agentId: s.agent.agentId })],
-      ['changed planId, same requirements', mutate((o) => { o.accepted.planId = other.planId; }), pr],
-      ['changed nonce (amount-like)', mutate((o) => { o.payload.authorization.nonce = toHex(BigInt(o.payload.authorization.nonce) + 1n, { size: 32 }); }), pr],
-      ['changed resource', mutate((o) => { o.resource.url = 'https://evil.example.com/'; }), pr],
-      ['changed agent', mutate((o) => { o.accepted.extra.agentId = 'did:nv:other'; }), paymentRequired({ planId: s.plan.planId, agentId: 'did:nv:other' })],
-      ['dropped agent', mutate((o) => { o.accepted.extra = undefined; }), paymentRequired({ planId: s.plan.planId })],
-      ['changed network', mutate((o) => { o.accepted.network = 'eip155:8453'; }), paymentRequired({ planId: s.plan.planId, network: 'eip155:8453', agentId: s.agent.agentId })],
-      ['changed from', mutate((o) => { o.payload.authorization.from = thief.walletAddress; }), pr],
-      ['flipped signature byte', mutate((o) => { o.payload.signature = flipped; }), pr],
-      ['uppercased signature', mutate((o) => { o.payload.signature = `0x${sig.slice(2).toUpperCase()}`; }), pr],
-      ['short signature', mutate((o) => { o.payload.signature = sig.slice(0, -2); }), pr],
-      ['another user signature', mutate((o) => { o.payload.signature = forged; }), pr],
-      ['self-signed for the victim plan', mutate((o) => { o.payload.authorization.from = thief.walletAddress; o.payload.signature = selfSigned; }), pr],
-      ['x402Version 1', mutate((o) => { o.x402Version = 1; }), pr],
-      ['sessionKeys changed', mutate((o) => { o.payload.authorization.sessionKeys = ['0xdead']; }), pr],
-      ['sessionKeysProvider changed', mutate((o) => { o.payload.authorization.sessionKeysProvider = 'someone-else'; }), pr],
-      ['huge planId', mutate((o) => { o.accepted.planId = '99999999999999999999'; }), pr],
+      [
+        'changed planId',
+        mutate((o) => {
+          o.accepted.planId = other.planId;
+        }),
+        paymentRequired({ planId: other.planId, agentId: s.agent.agentId }),
+      ],
+      [
+        'changed planId, same requirements',
+        mutate((o) => {
+          o.accepted.planId = other.planId;
+        }),
+        pr,
+      ],
+      [
+        'changed nonce (amount-like)',
+        mutate((o) => {
+          o.payload.authorization.nonce = toHex(BigInt(o.payload.authorization.nonce) + 1n, { size: 32 });
+        }),
+        pr,
+      ],
+      [
+        'changed resource',
+        mutate((o) => {
+          o.resource.url = 'https://evil.example.com/';
+        }),
+        pr,
+      ],
+      [
+        'changed agent',
+        mutate((o) => {
+          o.accepted.extra.agentId = 'did:nv:other';
+        }),
+        paymentRequired({ planId: s.plan.planId, agentId: 'did:nv:other' }),
+      ],
+      [
+        'dropped agent',
+        mutate((o) => {
+          o.accepted.extra = undefined;
+        }),
+        paymentRequired({ planId: s.plan.planId }),
+      ],
+      [
+        'changed network',
+        mutate((o) => {
+          o.accepted.network = 'eip155:8453';
+        }),
+        paymentRequired({ planId: s.plan.planId, network: 'eip155:8453', agentId: s.agent.agentId }),
+      ],
+      [
+        'changed from',
+        mutate((o) => {
+          o.payload.authorization.from = thief.walletAddress;
+        }),
+        pr,
+      ],
+      [
+        'flipped signature byte',
+        mutate((o) => {
+          o.payload.signature = flipped;
+        }),
+        pr,
+      ],
+      [
+        'uppercased signature',
+        mutate((o) => {
+          o.payload.signature = `0x${sig.slice(2).toUpperCase()}`;
+        }),
+        pr,
+      ],
+      [
+        'short signature',
+        mutate((o) => {
+          o.payload.signature = sig.slice(0, -2);
+        }),
+        pr,
+      ],
+      [
+        'another user signature',
+        mutate((o) => {
+          o.payload.signature = forged;
+        }),
+        pr,
+      ],
+      [
+        'self-signed for the victim plan',
+        mutate((o) => {
+          o.payload.authorization.from = thief.walletAddress;
+          o.payload.signature = selfSigned;
+        }),
+        pr,
+      ],
+      [
+        'x402Version 1',
+        mutate((o) => {
+          o.x402Version = 1;
+        }),
+        pr,
+      ],
+      [
+        'sessionKeys changed',
+        mutate((o) => {
+          o.payload.authorization.sessionKeys = ['0xdead'];
+        }),
+        pr,
+      ],
+      [
+        'sessionKeysProvider changed',
+        mutate((o) => {
+          o.payload.authorization.sessionKeysProvider = 'someone-else';
+        }),
+        pr,
+      ],
+      [
+        'huge planId',
+        mutate((o) => {
+          o.accepted.planId = '99999999999999999999';
+        }),
+        pr,
+      ],
       ['truncated base64', p.x402AccessToken.slice(0, p.x402AccessToken.length - 7), pr],
       ['truncated half', p.x402AccessToken.slice(0, Math.floor(p.x402AccessToken.length / 2)), pr],
       ['not JSON', Buffer.from('hello, not json').toString('base64'), pr],

@@ -12,29 +12,37 @@ const b64 = (s: string | Uint8Array): string => Buffer.from(s).toString('base64'
 
 const hexBytes = (n: number) => fc.uint8Array({ minLength: n, maxLength: n }).map((b) => toHex(b));
 
-const validToken: fc.Arbitrary<PermissionToken> = fc.record({
-  x402Version: fc.constant(2 as const),
-  resource: fc.record({ url: fc.string({ minLength: 1, maxLength: 200 }), description: fc.option(fc.string({ maxLength: 200 }), { nil: undefined }) }),
-  accepted: fc.record({
-    scheme: fc.constantFrom('svc:erc4337', 'svc:card-delegation'),
-    network: fc.integer({ min: 1, max: 999_999_999 }).map((n) => `eip155:${n}`),
-    planId: fc.integer({ min: 1, max: 2_147_483_647 }).map(String),
-    extra: fc.option(
-      fc.record({ agentId: fc.option(fc.string({ minLength: 1, maxLength: 100 }), { nil: undefined }), httpVerb: fc.option(fc.constantFrom('GET', 'POST'), { nil: undefined }) }),
-      { nil: undefined },
-    ),
-  }),
-  payload: fc.record({
-    signature: hexBytes(65),
-    authorization: fc.record({
-      from: hexBytes(20).map((a) => getAddress(a)),
-      sessionKeysProvider: fc.constant('payroute'),
-      sessionKeys: fc.constant([] as string[]),
-      nonce: hexBytes(32),
+const validToken: fc.Arbitrary<PermissionToken> = fc
+  .record({
+    x402Version: fc.constant(2 as const),
+    resource: fc.record({
+      url: fc.string({ minLength: 1, maxLength: 200 }),
+      description: fc.option(fc.string({ maxLength: 200 }), { nil: undefined }),
     }),
-  }),
-  extensions: fc.constant({}),
-}).map((t) => JSON.parse(JSON.stringify(t)) as PermissionToken); // drop undefined keys, as the wire does
+    accepted: fc.record({
+      scheme: fc.constantFrom('svc:erc4337', 'svc:card-delegation'),
+      network: fc.integer({ min: 1, max: 999_999_999 }).map((n) => `eip155:${n}`),
+      planId: fc.integer({ min: 1, max: 2_147_483_647 }).map(String),
+      extra: fc.option(
+        fc.record({
+          agentId: fc.option(fc.string({ minLength: 1, maxLength: 100 }), { nil: undefined }),
+          httpVerb: fc.option(fc.constantFrom('GET', 'POST'), { nil: undefined }),
+        }),
+        { nil: undefined },
+      ),
+    }),
+    payload: fc.record({
+      signature: hexBytes(65),
+      authorization: fc.record({
+        from: hexBytes(20).map((a) => getAddress(a)),
+        sessionKeysProvider: fc.constant('payroute'),
+        sessionKeys: fc.constant([] as string[]),
+        nonce: hexBytes(32),
+      }),
+    }),
+    extensions: fc.constant({}),
+  })
+  .map((t) => JSON.parse(JSON.stringify(t)) as PermissionToken); // drop undefined keys, as the wire does
 
 function neverThrows(raw: unknown): boolean {
   const r = decodeToken(raw);
@@ -51,19 +59,34 @@ function neverThrows(raw: unknown): boolean {
 }
 
 test('arbitrary strings never throw', (t) => {
-  fc.assert(fc.property(fc.string({ maxLength: 2000 }), (s) => neverThrows(s)), { numRuns });
-  fc.assert(fc.property(fc.string({ unit: 'binary', maxLength: 500 }), (s) => neverThrows(s)), { numRuns });
+  fc.assert(
+    fc.property(fc.string({ maxLength: 2000 }), (s) => neverThrows(s)),
+    { numRuns },
+  );
+  fc.assert(
+    fc.property(fc.string({ unit: 'binary', maxLength: 500 }), (s) => neverThrows(s)),
+    { numRuns },
+  );
   t.pass();
 });
 
 test('arbitrary values (not strings) never throw', (t) => {
-  fc.assert(fc.property(fc.anything(), (v) => neverThrows(v)), { numRuns });
+  fc.assert(
+    fc.property(fc.anything(), (v) => neverThrows(v)),
+    { numRuns },
+  );
   t.pass();
 });
 
 test('base64 of arbitrary bytes and of arbitrary JSON never throws', (t) => {
-  fc.assert(fc.property(fc.uint8Array({ maxLength: 3000 }), (b) => neverThrows(b64(b))), { numRuns });
-  fc.assert(fc.property(fc.jsonValue(), (j) => neverThrows(b64(JSON.stringify(j)))), { numRuns });
+  fc.assert(
+    fc.property(fc.uint8Array({ maxLength: 3000 }), (b) => neverThrows(b64(b))),
+    { numRuns },
+  );
+  fc.assert(
+    fc.property(fc.jsonValue(), (j) => neverThrows(b64(JSON.stringify(j)))),
+    { numRuns },
+  );
   fc.assert(
     fc.property(fc.jsonValue(), (j) => neverThrows(Buffer.from(JSON.stringify(j)).toString('base64url'))),
     { numRuns },

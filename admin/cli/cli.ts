@@ -39,7 +39,8 @@ const commands: Record<string, Handler> = {
   'catalog list': (ctx) => listCatalog(ctx),
   migrate: async () => ({ migrated: true }),
   faucet: async (ctx, o) => {
-    if (ctx.config.ENVIRONMENT !== 'sandbox') throw new AppError('BCK.HTTP.0400', 'the faucet exists only in the sandbox');
+    if (ctx.config.ENVIRONMENT !== 'sandbox')
+      throw new AppError('BCK.HTTP.0400', 'the faucet exists only in the sandbox');
     const address = z.object({ a: EvmAddress }).safeParse({ a: need(o, 'address') });
     if (!address.success) throw new AppError('BCK.HTTP.0400', '--address must be an EVM address');
     const amount = PositiveAmount.safeParse(need(o, 'amount'));
@@ -84,9 +85,10 @@ async function main(): Promise<number> {
   const args = parse();
   if (args === undefined) return 2;
   const { positionals, values } = args;
-  const name = positionals.length >= 2 && commands[`${positionals[0]} ${positionals[1]}`] !== undefined
-    ? `${positionals[0]} ${positionals[1]}`
-    : (positionals[0] ?? '');
+  const name =
+    positionals.length >= 2 && commands[`${positionals[0]} ${positionals[1]}`] !== undefined
+      ? `${positionals[0]} ${positionals[1]}`
+      : (positionals[0] ?? '');
   const handler = commands[name];
   // Leftover words (`users create extra`) are refused rather than ignored.
   if (handler === undefined || name.split(' ').length !== positionals.length) {

@@ -16,7 +16,9 @@ const pgBase = process.env.PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/p
 const dirs = { sqlite: 'shared/db/migrations/sqlite', postgresql: 'shared/db/migrations/postgresql' } as const;
 
 function writeIndex(dialect: keyof typeof dirs): void {
-  const files = readdirSync(dirs[dialect]).filter((f) => /^Migration.*\.ts$/.test(f)).sort();
+  const files = readdirSync(dirs[dialect])
+    .filter((f) => /^Migration.*\.ts$/.test(f))
+    .sort();
   const classes = files.map((f) => f.replace(/\.ts$/, ''));
   writeFileSync(
     join(dirs[dialect], 'index.ts'),

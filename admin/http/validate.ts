@@ -5,10 +5,8 @@ import { AppError } from '../../shared/errors/app-error.js';
 export function parse<S extends z.ZodType>(schema: S, value: unknown, where = 'body'): z.output<S> {
   const r = schema.safeParse(value);
   if (r.success) return r.data;
-  const issues = r.error.issues.slice(0, 20).map((i) => ({ path: [where, ...i.path.map(String)].join('.'), message: i.message }));
-  throw new AppError(
-    'BCK.HTTP.0400',
-    issues.map((i) => `${i.path}: ${i.message}`).join('; '),
-    { issues },
-  );
+  const issues = r.error.issues
+    .slice(0, 20)
+    .map((i) => ({ path: [where, ...i.path.map(String)].join('.'), message: i.message }));
+  throw new AppError('BCK.HTTP.0400', issues.map((i) => `${i.path}: ${i.message}`).join('; '), { issues });
 }

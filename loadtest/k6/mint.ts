@@ -43,6 +43,7 @@ export default function mint(): void {
   });
   check(res, {
     'minted 200': (r) => r.status === 200,
-    'credential returned': (r) => typeof (r.json() as { credential?: { value?: unknown } }).credential?.value === 'string',
+    'credential returned': (r) =>
+      typeof (r.json() as { credential?: { value?: unknown } }).credential?.value === 'string',
   });
 }

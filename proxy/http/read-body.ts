@@ -82,7 +82,11 @@ function onTimeout(req: IncomingMessage): void {
   const read = endRead(req);
   if (read === undefined) return;
   req.resume(); // proxy/app.ts answers a 408 with `Connection: close`
-  read.reject(new AppError('BCK.HTTP.0408', `the request body did not arrive within ${read.timeoutMs} ms`, { timeoutMs: read.timeoutMs }));
+  read.reject(
+    new AppError('BCK.HTTP.0408', `the request body did not arrive within ${read.timeoutMs} ms`, {
+      timeoutMs: read.timeoutMs,
+    }),
+  );
 }
 
 /**

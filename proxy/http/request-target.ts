@@ -30,4 +30,3 @@ export class RequestTarget {
     return this.parsed;
   }
 }
-

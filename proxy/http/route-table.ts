@@ -34,7 +34,10 @@ export class RouteTable {
    * `undefined` when no route matches the path; `{ allow }` when the path matches with other methods only (the
    * 405's Allow header, RFC 9110 §15.5.6). HEAD runs a GET route: Node's ServerResponse sends no body for it.
    */
-  match(method: string, path: string): { handler: RouteHandler; params: Record<string, string> } | { allow: string[] } | undefined {
+  match(
+    method: string,
+    path: string,
+  ): { handler: RouteHandler; params: Record<string, string> } | { allow: string[] } | undefined {
     const parts = path.split('/').filter(Boolean);
     const allow = new Set<string>();
     for (const route of this.#routes) {
@@ -57,7 +60,8 @@ export class RouteTable {
         }
       }
       if (!ok) continue;
-      if (route.method === '*' || route.method === method || (method === 'HEAD' && route.method === 'GET')) return { handler: route.handler, params };
+      if (route.method === '*' || route.method === method || (method === 'HEAD' && route.method === 'GET'))
+        return { handler: route.handler, params };
       allow.add(route.method);
       if (route.method === 'GET') allow.add('HEAD');
     }

@@ -40,7 +40,8 @@ export async function relay(
   // and no X-Router-Payment-Id. So the head waits for the body's first event. Usually the first bytes came in with
   // the headers and are buffered already: no wait, no listener. A merchant that sends its headers and then stalls
   // is bounded by the outbound idle and total timeouts, which fail the body: a 502 too.
-  if (body.readableLength === 0 && !body.destroyed && !body.readableEnded && !res.destroyed) await firstEvent(body, res);
+  if (body.readableLength === 0 && !body.destroyed && !body.readableEnded && !res.destroyed)
+    await firstEvent(body, res);
   // Our caller left while the answer was on its way (or it was paid for): nothing to write to, nothing to wait for.
   if (res.destroyed) {
     body.destroy();

@@ -1,6 +1,12 @@
 // The router's JSON endpoints: mode A, mode B, the settled record, the ledger and its summary.
 import { mintCredential } from '../../shared/router/mint.js';
-import { countPayments, listPayments, paymentsCsv, paymentsSummary, recordSettled } from '../../shared/router/payments.js';
+import {
+  countPayments,
+  listPayments,
+  paymentsCsv,
+  paymentsSummary,
+  recordSettled,
+} from '../../shared/router/payments.js';
 import { routePaid, routerSlot } from '../../shared/router/route.js';
 import { MintBody, PaymentsQuery, RouteBody, SettledBody, SummaryQuery } from '../../shared/router/schemas.js';
 import type { RouterContext } from '../../shared/router/context.js';
@@ -42,7 +48,8 @@ export function paymentRoutes(table: RouteTable, rc: RouterContext): void {
     const records = await listPayments(rc.ctx, principal.userId, q);
     // `total` counts every matching payment, as the summary does; a page holds at most `limit` of them. A first
     // page that is not full holds them all, and needs no count.
-    const total = q.page === 1 && records.length < q.limit ? records.length : await countPayments(rc.ctx, principal.userId, q);
+    const total =
+      q.page === 1 && records.length < q.limit ? records.length : await countPayments(rc.ctx, principal.userId, q);
     if (q.format === 'csv') {
       const csv = paymentsCsv(records);
       res.writeHead(200, {

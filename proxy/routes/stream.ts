@@ -26,68 +26,90 @@ const ProxyHeaders = z.object({
 });
 
 export function streamRoutes(table: RouteTable, rc: RouterContext): void {
-  const bodyLimits = { maxBytes: rc.ctx.config.ROUTER_MAX_REQUEST_BYTES, timeoutMs: rc.ctx.config.ROUTER_REQUEST_BODY_TIMEOUT_MS };
-  const handler = async ({ req, res, principal }: { req: IncomingMessage; res: ServerResponse; principal: Principal }) => {
+  const bodyLimits = {
+    maxBytes: rc.ctx.config.ROUTER_MAX_REQUEST_BYTES,
+    timeoutMs: rc.ctx.config.ROUTER_REQUEST_BODY_TIMEOUT_MS,
+  };
+  const handler = async ({
+    req,
+    res,
+    principal,
+  }: {
+    req: IncomingMessage;
+    res: ServerResponse;
+    principal: Principal;
+  }) => {
     const h = parseOr400(ProxyHeaders, req.headers, 'headers');
     const release = routerSlot(rc, principal);
     try {
-      await withClaim(rc, principal, h['x-router-request-id'], async (claim) => {
-        const body = await readBody(req, bodyLimits);
-        const call = {
-          url: h['x-router-target-url'],
-          method: req.method ?? 'GET',
-          // X-Router-* (our control headers) are dropped by the outbound module's scrubber with the rest.
-          headers: req.headers,
-          body: body.length > 0 ? body : undefined,
-          upstreamAuthorization: h['x-router-upstream-authorization'],
-        };
-        const probe = await rc.upstream.stream(call);
-        if (probe.type !== 'response') throw upstreamAppError(probe);
-        if (probe.status !== 402) {
-          // Free: the claim ends now, not when the (possibly long) answer has streamed.
-          claim.release();
-          await relay(res, probe);
-          return;
-        }
-        // A 402 whose body breaks off (reset, stall) is the merchant's failure: 502, as /router/route answers it.
-        const text = await readAll(probe.body, MAX_402_BODY_BYTES).catch((err: unknown) => {
-          throw err instanceof UpstreamStreamError ? upstreamAppError(err.outcome) : new AppError('BCK.HTTP.0502', 'the merchant\'s 402 answer broke off');
-        });
-        const { issued, response: paid, done } = await payAndResend(
-          rc,
-          principal,
-          {
-            delegationId: h['x-router-delegation-id'],
-            answer: { header: (n) => headerOf(probe.headers, n), body: text },
-            mode: 'proxy',
-            requestId: h['x-router-request-id'],
-            resourceUrl: call.url,
-            claim,
-            feeAfterBody: true,
-            // The caller left while the merchant answered: no payment for an answer nobody will receive. (The
-            // unpaid call itself runs to its end, bounded by the outbound timeouts: cutting it short would take an
-            // AbortController and an EventTarget listener on every relayed request; relay() frees a caller who left.)
-            abandoned: () => res.destroyed,
-          },
-          (credential) => rc.upstream.stream({ ...call, credential }),
-        );
-        let relayed = false;
-        try {
-          relayed = await relay(res, paid, {
-            'x-router-payment-id': issued.paymentId,
-            'x-router-payment-status': done.status,
-            ...(done.txHash === null ? {} : { 'x-router-tx-hash': done.txHash }),
+      await withClaim(
+        rc,
+        principal,
+        h['x-router-request-id'],
+        async (claim) => {
+          const body = await readBody(req, bodyLimits);
+          const call = {
+            url: h['x-router-target-url'],
+            method: req.method ?? 'GET',
+            // X-Router-* (our control headers) are dropped by the outbound module's scrubber with the rest.
+            headers: req.headers,
+            body: body.length > 0 ? body : undefined,
+            upstreamAuthorization: h['x-router-upstream-authorization'],
+          };
+          const probe = await rc.upstream.stream(call);
+          if (probe.type !== 'response') throw upstreamAppError(probe);
+          if (probe.status !== 402) {
+            // Free: the claim ends now, not when the (possibly long) answer has streamed.
+            claim.release();
+            await relay(res, probe);
+            return;
+          }
+          // A 402 whose body breaks off (reset, stall) is the merchant's failure: 502, as /router/route answers it.
+          const text = await readAll(probe.body, MAX_402_BODY_BYTES).catch((err: unknown) => {
+            throw err instanceof UpstreamStreamError
+              ? upstreamAppError(err.outcome)
+              : new AppError('BCK.HTTP.0502', "the merchant's 402 answer broke off");
           });
-        } finally {
-          // DESIGN §4: the fee is earned by an answer the caller received whole; one that broke off (the merchant
-          // failed, a cap, our caller left) releases it, as /router/route does when it cannot read the answer.
-          if (done.feeDeferred) await feeAfterRelay(rc, issued, principal.walletAddress, relayed);
-        }
-      }, { beforeWait: release });
+          const {
+            issued,
+            response: paid,
+            done,
+          } = await payAndResend(
+            rc,
+            principal,
+            {
+              delegationId: h['x-router-delegation-id'],
+              answer: { header: (n) => headerOf(probe.headers, n), body: text },
+              mode: 'proxy',
+              requestId: h['x-router-request-id'],
+              resourceUrl: call.url,
+              claim,
+              feeAfterBody: true,
+              // The caller left while the merchant answered: no payment for an answer nobody will receive. (The
+              // unpaid call itself runs to its end, bounded by the outbound timeouts: cutting it short would take an
+              // AbortController and an EventTarget listener on every relayed request; relay() frees a caller who left.)
+              abandoned: () => res.destroyed,
+            },
+            (credential) => rc.upstream.stream({ ...call, credential }),
+          );
+          let relayed = false;
+          try {
+            relayed = await relay(res, paid, {
+              'x-router-payment-id': issued.paymentId,
+              'x-router-payment-status': done.status,
+              ...(done.txHash === null ? {} : { 'x-router-tx-hash': done.txHash }),
+            });
+          } finally {
+            // DESIGN §4: the fee is earned by an answer the caller received whole; one that broke off (the merchant
+            // failed, a cap, our caller left) releases it, as /router/route does when it cannot read the answer.
+            if (done.feeDeferred) await feeAfterRelay(rc, issued, principal.walletAddress, relayed);
+          }
+        },
+        { beforeWait: release },
+      );
     } finally {
       release();
     }
   };
   for (const path of ['/api/v1/router/proxy', '/api/v1/proxy', '/proxy']) table.add('*', path, handler);
 }
-

@@ -36,7 +36,10 @@ export async function createApiKey(
   return { apiKeyId, apiKey, userId, environment };
 }
 
-export async function revokeApiKey(ctx: ServiceContext, apiKeyId: string): Promise<{ apiKeyId: string; revoked: boolean }> {
+export async function revokeApiKey(
+  ctx: ServiceContext,
+  apiKeyId: string,
+): Promise<{ apiKeyId: string; revoked: boolean }> {
   const n = await ctx.db.em().nativeUpdate(ApiKey, { id: apiKeyId, revokedAt: null }, { revokedAt: ctx.now() });
   if (n === 0) {
     const exists = await ctx.db.em().count(ApiKey, { id: apiKeyId });

@@ -7,7 +7,10 @@ import { User } from '../db/entities/index.js';
 import { AppError } from '../errors/app-error.js';
 import { createApiKey } from './api-keys.js';
 
-export const Email = z.email().max(320).transform((e) => e.toLowerCase());
+export const Email = z
+  .email()
+  .max(320)
+  .transform((e) => e.toLowerCase());
 
 export interface CreatedUser {
   userId: string;

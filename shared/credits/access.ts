@@ -49,8 +49,18 @@ export async function accessToken(
   const holder = caller.walletAddress;
   const balance = await creditBalance(em, plan.id, holder, ctx.now());
   if (balance <= 0n) throw insufficient(plan.id, holder, balance, 1n);
-  const { accessToken: token, expiresAt } = await issueAccessToken(ctx, signer, { planId: plan.id, agentId: agent.id, holder });
-  return { accessToken: token, planId: String(plan.id), agentId: agent.id, holderAddress: holder, expiresAt: expiresAt.toISOString() };
+  const { accessToken: token, expiresAt } = await issueAccessToken(ctx, signer, {
+    planId: plan.id,
+    agentId: agent.id,
+    holder,
+  });
+  return {
+    accessToken: token,
+    planId: String(plan.id),
+    agentId: agent.id,
+    holderAddress: holder,
+    expiresAt: expiresAt.toISOString(),
+  };
 }
 
 export interface InitializeResult {
@@ -81,10 +91,14 @@ export async function initializeAgentRequest(
   // Detaching a plan from an agent ends the access its tokens gave.
   await assertAttached(em, plan.id, agent.id);
   if (!endpointMatches(agent.endpoints, input.httpVerb, input.endpoint)) {
-    throw new AppError('BCK.PROTOCOL.0020', `${input.httpVerb} ${input.endpoint.slice(0, 300)} is not an endpoint of agent ${agent.id}`, {
-      httpVerb: input.httpVerb,
-      endpoint: input.endpoint.slice(0, 300),
-    });
+    throw new AppError(
+      'BCK.PROTOCOL.0020',
+      `${input.httpVerb} ${input.endpoint.slice(0, 300)} is not an endpoint of agent ${agent.id}`,
+      {
+        httpVerb: input.httpVerb,
+        endpoint: input.endpoint.slice(0, 300),
+      },
+    );
   }
   const holder = claims.holder;
   const maxCredits = input.maxCredits ?? (plan.creditsMinAmount > 0n ? plan.creditsMinAmount : 1n);
@@ -101,6 +115,12 @@ export async function initializeAgentRequest(
     burned: 0n,
     createdAt: now,
   });
-  const proof = await issueProof(ctx, signer, { planId: plan.id, holder, agentId: agent.id, agentRequestId, maxCredits });
+  const proof = await issueProof(ctx, signer, {
+    planId: plan.id,
+    holder,
+    agentId: agent.id,
+    agentRequestId,
+    maxCredits,
+  });
   return { agentRequestId, proof, balance: toWire(balance), maxCredits: toWire(maxCredits) };
 }

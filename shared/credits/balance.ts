@@ -18,15 +18,23 @@ export interface BalanceResult {
  * that is an account's wallet or has held the plan's credits; any other address is 404 BCK.PROTOCOL.0005.
  * `holderAddress` must already be checksummed.
  */
-export async function getBalance(ctx: ServiceContext, rawPlanId: string, holderAddress: string): Promise<BalanceResult> {
+export async function getBalance(
+  ctx: ServiceContext,
+  rawPlanId: string,
+  holderAddress: string,
+): Promise<BalanceResult> {
   const em = ctx.db.em();
   const plan = await planOr404(em, rawPlanId);
   const known =
     (await hasHeldCredits(em, plan.id, holderAddress)) || (await em.count(User, { walletAddress: holderAddress })) > 0;
   if (!known) {
-    throw new AppError('BCK.PROTOCOL.0005', `${holderAddress} is not an account and has never held credits of plan ${plan.id}`, {
-      holderAddress,
-    });
+    throw new AppError(
+      'BCK.PROTOCOL.0005',
+      `${holderAddress} is not an account and has never held credits of plan ${plan.id}`,
+      {
+        holderAddress,
+      },
+    );
   }
   const balance = await creditBalance(em, plan.id, holderAddress, ctx.now());
   return { planId: String(plan.id), holderAddress, balance: toWire(balance), isSubscriber: balance > 0n };

@@ -47,7 +47,9 @@ async function agentRequestOf(em: Em, id: string): Promise<AgentRequestRow | und
 }
 
 const requestNotFound = (id: string): AppError =>
-  new AppError('BCK.PROTOCOL.0024', `agent request ${id.slice(0, 100)} not found`, { agentRequestId: id.slice(0, 100) });
+  new AppError('BCK.PROTOCOL.0024', `agent request ${id.slice(0, 100)} not found`, {
+    agentRequestId: id.slice(0, 100),
+  });
 
 /** Thrown inside the burn transaction when the burn key was used before; handled after the rollback. */
 class DuplicateBurn extends Error {}
@@ -91,15 +93,25 @@ async function burn(ctx: ServiceContext, input: BurnInput): Promise<BurnOutcome>
         'run',
       );
       if (res.affectedRows !== 1) {
-        throw new AppError('BCK.PROTOCOL.0025', `burning ${amount} would exceed the ${request.maxCredits} credits agent request ${request.id} may burn`, {
-          agentRequestId: request.id,
-          maxCredits: toWire(request.maxCredits),
-        });
+        throw new AppError(
+          'BCK.PROTOCOL.0025',
+          `burning ${amount} would exceed the ${request.maxCredits} credits agent request ${request.id} may burn`,
+          {
+            agentRequestId: request.id,
+            maxCredits: toWire(request.maxCredits),
+          },
+        );
       }
       await burnLots(
         tx,
         ctx.db.dialect,
-        { planId: request.planId, holderAddress: request.holderAddress, amount, kind: input.kind, reference: request.id },
+        {
+          planId: request.planId,
+          holderAddress: request.holderAddress,
+          amount,
+          kind: input.kind,
+          reference: request.id,
+        },
         now,
       );
       return creditBalance(tx, request.planId, request.holderAddress, now);
@@ -109,12 +121,16 @@ async function burn(ctx: ServiceContext, input: BurnInput): Promise<BurnOutcome>
     if (err instanceof DuplicateBurn) return { type: 'duplicate' };
     if (err instanceof InsufficientCredits) {
       const balance = await creditBalance(ctx.db.em(), request.planId, request.holderAddress, ctx.now());
-      throw new AppError('BCK.CREDITS.0003', `${request.holderAddress} holds ${balance} credits of plan ${request.planId}; ${amount} needed`, {
-        planId: String(request.planId),
-        holderAddress: request.holderAddress,
-        balance: toWire(balance),
-        required: toWire(amount),
-      });
+      throw new AppError(
+        'BCK.CREDITS.0003',
+        `${request.holderAddress} holds ${balance} credits of plan ${request.planId}; ${amount} needed`,
+        {
+          planId: String(request.planId),
+          holderAddress: request.holderAddress,
+          balance: toWire(balance),
+          required: toWire(amount),
+        },
+      );
     }
     throw err;
   }
@@ -134,7 +150,12 @@ export interface BurnResult {
  * caller owns; once per agentRequestId (409 BCK.PROTOCOL.0023); at most what the request may still burn.
  * No listing check: subscribers of an unlisted plan keep spending (interface, listing-flag table).
  */
-export async function redeem(ctx: ServiceContext, signer: TokenSigner, caller: Caller, input: RedeemBody): Promise<BurnResult> {
+export async function redeem(
+  ctx: ServiceContext,
+  signer: TokenSigner,
+  caller: Caller,
+  input: RedeemBody,
+): Promise<BurnResult> {
   const claims = await verifyProof(signer, input.proof);
   if (planIdOf(input.planId) !== Number(claims.planId) || claims.holder !== input.holderAddress) {
     throw new AppError('BCK.PROTOCOL.0022', 'the proof was issued for another plan or holder');
@@ -146,7 +167,11 @@ export async function redeem(ctx: ServiceContext, signer: TokenSigner, caller: C
   }
   const request = await agentRequestOf(em, claims.agentRequestId);
   if (request === undefined) throw requestNotFound(claims.agentRequestId);
-  if (request.planId !== Number(claims.planId) || request.holderAddress !== claims.holder || request.agentId !== claims.agentId) {
+  if (
+    request.planId !== Number(claims.planId) ||
+    request.holderAddress !== claims.holder ||
+    request.agentId !== claims.agentId
+  ) {
     throw new AppError('BCK.PROTOCOL.0022', 'the proof does not match its agent request');
   }
   if (input.amount > claims.maxCredits) {
@@ -165,9 +190,16 @@ export async function redeem(ctx: ServiceContext, signer: TokenSigner, caller: C
     status: null,
   });
   if (outcome.type === 'duplicate') {
-    throw new AppError('BCK.PROTOCOL.0023', `agent request ${request.id} was already redeemed`, { agentRequestId: request.id });
+    throw new AppError('BCK.PROTOCOL.0023', `agent request ${request.id} was already redeemed`, {
+      agentRequestId: request.id,
+    });
   }
-  return { success: true, agentRequestId: request.id, creditsRedeemed: toWire(input.amount), balance: toWire(outcome.balance) };
+  return {
+    success: true,
+    agentRequestId: request.id,
+    creditsRedeemed: toWire(input.amount),
+    balance: toWire(outcome.balance),
+  };
 }
 
 /**
@@ -193,7 +225,12 @@ export async function recordSubTask(ctx: ServiceContext, caller: Caller, input: 
     status: input.status ?? null,
   });
   if (outcome.type === 'burned') {
-    return { success: true, agentRequestId: request.id, creditsRedeemed: toWire(input.creditsToRedeem), balance: toWire(outcome.balance) };
+    return {
+      success: true,
+      agentRequestId: request.id,
+      creditsRedeemed: toWire(input.creditsToRedeem),
+      balance: toWire(outcome.balance),
+    };
   }
   const first = await em.execute<{ amount: string }[]>(
     'select cast(amount as text) as amount from credit_burn where agent_request_id = ? and burn_key = ?',

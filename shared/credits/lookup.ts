@@ -29,7 +29,9 @@ export interface AgentRow {
 }
 
 const planNotFound = (raw: string | number): AppError =>
-  new AppError('BCK.PROTOCOL.0003', `plan ${String(raw).slice(0, 100)} not found`, { planId: String(raw).slice(0, 100) });
+  new AppError('BCK.PROTOCOL.0003', `plan ${String(raw).slice(0, 100)} not found`, {
+    planId: String(raw).slice(0, 100),
+  });
 
 const agentNotFound = (agentId: string): AppError =>
   new AppError('BCK.PROTOCOL.0004', `agent ${agentId.slice(0, 200)} not found`, { agentId: agentId.slice(0, 200) });
@@ -63,7 +65,9 @@ export async function visiblePlanOr404(em: Em, raw: string | number, caller: Cal
 export async function ownedPlanOr403(em: Em, raw: string | number, caller: Caller): Promise<PlanRow> {
   const plan = await planOr404(em, raw);
   if (plan.ownerId !== caller.userId) {
-    throw new AppError('BCK.PROTOCOL.0010', `only the owner of plan ${plan.id} may mint its credits`, { planId: String(plan.id) });
+    throw new AppError('BCK.PROTOCOL.0010', `only the owner of plan ${plan.id} may mint its credits`, {
+      planId: String(plan.id),
+    });
   }
   return plan;
 }

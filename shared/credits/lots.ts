@@ -25,7 +25,14 @@ export class InsufficientCredits extends Error {
 /** Adds a lot (expiresAt null: never expires) and its ledger row. Returns the lot id. */
 export async function mintLot(
   tx: Em,
-  lot: { planId: number; holderAddress: string; amount: bigint; expiresAt: Date | null; kind: CreditKind; reference: string | null },
+  lot: {
+    planId: number;
+    holderAddress: string;
+    amount: bigint;
+    expiresAt: Date | null;
+    kind: CreditKind;
+    reference: string | null;
+  },
   now: Date,
 ): Promise<string> {
   const id = randomUUID();
@@ -37,7 +44,17 @@ export async function mintLot(
     expiresAt: lot.expiresAt,
     createdAt: now,
   });
-  await appendLedger(tx, { planId: lot.planId, holderAddress: lot.holderAddress, delta: lot.amount, kind: lot.kind, reference: lot.reference ?? id }, now);
+  await appendLedger(
+    tx,
+    {
+      planId: lot.planId,
+      holderAddress: lot.holderAddress,
+      delta: lot.amount,
+      kind: lot.kind,
+      reference: lot.reference ?? id,
+    },
+    now,
+  );
   return id;
 }
 
@@ -72,7 +89,14 @@ const LIVE = 'plan_id = ? and holder_address = ? and remaining > 0 and (expires_
  * each sees the amounts the previous one left. (SQLite: the transaction's first write already holds the database
  * write lock.)
  */
-async function liveLots(tx: Em, dialect: Dialect, planId: number, holder: string, now: Date, lock: boolean): Promise<LiveLot[]> {
+async function liveLots(
+  tx: Em,
+  dialect: Dialect,
+  planId: number,
+  holder: string,
+  now: Date,
+  lock: boolean,
+): Promise<LiveLot[]> {
   if (lock && dialect === 'postgresql') {
     await tx.execute(`select id from credit_lot where ${LIVE} order by id for update`, [planId, holder, now]);
   }
@@ -134,7 +158,13 @@ export async function burnLots(
   if (left > 0n) throw new InsufficientCredits(burn.planId, burn.holderAddress);
   await appendLedger(
     tx,
-    { planId: burn.planId, holderAddress: burn.holderAddress, delta: -burn.amount, kind: burn.kind, reference: burn.reference },
+    {
+      planId: burn.planId,
+      holderAddress: burn.holderAddress,
+      delta: -burn.amount,
+      kind: burn.kind,
+      reference: burn.reference,
+    },
     now,
   );
 }

@@ -28,12 +28,15 @@ export async function orderPlan(ctx: ServiceContext, caller: Caller, rawPlanId: 
   const plan = await planOr404(ctx.db.em(), rawPlanId);
   // Interface, listing-flag table: an unlisted plan cannot be purchased, by anyone.
   if (!plan.listed) {
-    throw new AppError('BCK.PROTOCOL.0062', `plan ${plan.id} is unlisted and cannot be purchased`, { planId: String(plan.id) });
+    throw new AppError('BCK.PROTOCOL.0062', `plan ${plan.id} is unlisted and cannot be purchased`, {
+      planId: String(plan.id),
+    });
   }
   const amounts = plan.amounts.map((a) => fromColumn(a));
   const amountPaid = sum(amounts);
   // The registry bounds each amount; the total must still fit the order's BIGINT column.
-  if (amountPaid > MAX_INT64) throw new AppError('BCK.HTTP.0400', `the price of plan ${plan.id} does not fit in a 64-bit integer`);
+  if (amountPaid > MAX_INT64)
+    throw new AppError('BCK.HTTP.0400', `the price of plan ${plan.id} does not fit in a 64-bit integer`);
   const buyer = caller.walletAddress;
   const orderId = randomUUID();
   const now = ctx.now();
@@ -52,7 +55,14 @@ export async function orderPlan(ctx: ServiceContext, caller: Caller, rawPlanId: 
       const txId = amountPaid > 0n ? await applyMovements(emSql(tx, ctx.db.dialect), movements, now) : null;
       await mintLot(
         tx,
-        { planId: plan.id, holderAddress: buyer, amount: plan.creditsAmount, expiresAt: null, kind: 'order', reference: orderId },
+        {
+          planId: plan.id,
+          holderAddress: buyer,
+          amount: plan.creditsAmount,
+          expiresAt: null,
+          kind: 'order',
+          reference: orderId,
+        },
         now,
       );
       await tx.insert(PlanOrder, {

@@ -66,7 +66,8 @@ export async function verifyAccessToken(signer: TokenSigner, token: string): Pro
     throw new AppError('BCK.PROTOCOL.0021', 'the access token is malformed, expired or not signed by this service');
   }
   const claims = parseAccessClaims(payload);
-  if (claims === undefined) throw new AppError('BCK.PROTOCOL.0021', 'the access token does not carry plan, agent and holder');
+  if (claims === undefined)
+    throw new AppError('BCK.PROTOCOL.0021', 'the access token does not carry plan, agent and holder');
   return claims;
 }
 

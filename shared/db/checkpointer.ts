@@ -12,6 +12,8 @@ export function startCheckpointer(db: Db, log: Logger, intervalMs = 1000): () =>
     db
       .checkpoint()
       .then(() => undefined)
-      .catch((err: unknown) => log.warn({ err: err instanceof Error ? err.message : String(err) }, 'WAL checkpoint failed')),
+      .catch((err: unknown) =>
+        log.warn({ err: err instanceof Error ? err.message : String(err) }, 'WAL checkpoint failed'),
+      ),
   );
 }

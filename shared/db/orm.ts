@@ -66,7 +66,13 @@ export async function openDb(database: Config['database'], opts: OpenDbOptions =
     orm = (await SqliteORM.init({
       ...common,
       dbName: database.path,
-      migrations: { migrationsList: sqliteMigrations, path: 'shared/db/migrations/sqlite', emit: 'ts', snapshot: false, silent: true },
+      migrations: {
+        migrationsList: sqliteMigrations,
+        path: 'shared/db/migrations/sqlite',
+        emit: 'ts',
+        snapshot: false,
+        silent: true,
+      },
     })) as unknown as Orm;
     // Several processes share one file: WAL lets readers run beside one writer, and the busy timeout makes a
     // writer wait for the lock instead of failing with SQLITE_BUSY (STACK.md "MikroORM 7").
@@ -82,7 +88,8 @@ export async function openDb(database: Config['database'], opts: OpenDbOptions =
     // past 64 KiB. In memory it is bounded by one group's changes and dropped at COMMIT; measured on mode A:
     // the issuance's statements went from ~160 to ~75 µs per payment (BENCHMARKS.md, session 5).
     native.pragma('temp_store = MEMORY');
-    if (opts.walAutocheckpointPages !== undefined) native.pragma(`wal_autocheckpoint = ${Math.trunc(opts.walAutocheckpointPages)}`);
+    if (opts.walAutocheckpointPages !== undefined)
+      native.pragma(`wal_autocheckpoint = ${Math.trunc(opts.walAutocheckpointPages)}`);
     const kysely = orm.em.getConnection().getClient();
     sql = sqliteRunner({
       native,
@@ -107,7 +114,9 @@ export async function openDb(database: Config['database'], opts: OpenDbOptions =
         silent: true,
       },
     })) as unknown as Orm;
-    sql = postgresRunner(await (orm.em.getConnection() as unknown as { getNativeClient(): Promise<Pool> }).getNativeClient());
+    sql = postgresRunner(
+      await (orm.em.getConnection() as unknown as { getNativeClient(): Promise<Pool> }).getNativeClient(),
+    );
   }
   return {
     orm,

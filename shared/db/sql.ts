@@ -202,7 +202,8 @@ export function postgresRunner(pool: Pool): SqlRunner {
         // a statement's error and went on). Nothing was written: never report that as committed. SQLite's
         // runner would have kept the other statements, so the two backends must not differ silently either.
         const end = await client.query('COMMIT');
-        if (end.command !== 'COMMIT') throw new Error(`the transaction was rolled back (${end.command}): a statement in it failed`);
+        if (end.command !== 'COMMIT')
+          throw new Error(`the transaction was rolled back (${end.command}): a statement in it failed`);
         return result;
       } catch (err) {
         await client.query('ROLLBACK').catch((e: unknown) => {

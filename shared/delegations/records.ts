@@ -31,7 +31,9 @@ export function delegationRecord(d: DelegationRow, now: Date) {
     status: effectiveStatus(d, now),
     spendingLimitCents: toWire(d.spendingLimitCents),
     amountSpentCents: toWire(d.amountSpentCents),
-    remainingBudgetCents: toWire(d.spendingLimitCents > d.amountSpentCents ? d.spendingLimitCents - d.amountSpentCents : 0n),
+    remainingBudgetCents: toWire(
+      d.spendingLimitCents > d.amountSpentCents ? d.spendingLimitCents - d.amountSpentCents : 0n,
+    ),
     currency: d.currency,
     transactionCount: d.transactionCount,
     allowedRecipients: d.allowedRecipients ?? null,

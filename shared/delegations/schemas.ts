@@ -22,7 +22,10 @@ export const CreateDelegationBody = z
     durationSecs: z.number().int().positive().max(MAX_DURATION_SECS),
     currency: z.enum(CURRENCIES).default('usd'),
     allowedRecipients: z.array(EvmAddress).min(1).max(100).optional(),
-    planId: z.union([z.number().int().positive(), z.string().regex(/^[1-9][0-9]{0,9}$/)]).transform(Number).optional(),
+    planId: z
+      .union([z.number().int().positive(), z.string().regex(/^[1-9][0-9]{0,9}$/)])
+      .transform(Number)
+      .optional(),
     apiKeyId: z.uuid().optional(),
     providerPaymentMethodId: z.string().min(1).max(200).optional(),
   })
@@ -33,6 +36,9 @@ export type CreateDelegationInput = z.output<typeof CreateDelegationBody>;
 export const ListDelegationsQuery = z.object({
   page: z.coerce.number().int().min(1).max(1_000_000).default(1),
   offset: z.coerce.number().int().min(1).max(100).default(10),
-  accessible: z.enum(['true', 'false']).transform((v) => v === 'true').optional(),
+  accessible: z
+    .enum(['true', 'false'])
+    .transform((v) => v === 'true')
+    .optional(),
   status: z.enum(['Active', 'Revoked', 'Expired', 'Exhausted']).optional(),
 });

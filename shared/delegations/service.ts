@@ -73,7 +73,11 @@ async function ownDelegation(ctx: ServiceContext, userId: string, delegationId: 
   return d;
 }
 
-export async function getDelegation(ctx: ServiceContext, userId: string, delegationId: string): Promise<DelegationRecord> {
+export async function getDelegation(
+  ctx: ServiceContext,
+  userId: string,
+  delegationId: string,
+): Promise<DelegationRecord> {
   return delegationRecord(await ownDelegation(ctx, userId, delegationId), ctx.now());
 }
 
@@ -86,7 +90,11 @@ export async function listDelegations(
   // Every filter narrows: `accessible` AND `status` (a switch that assigned into one object let `status` replace
   // the accessible conditions, so accessible=true&status=Revoked listed revoked delegations).
   const conditions: Record<string, unknown>[] = [];
-  const active = { status: 'Active', expiresAt: { $gt: now }, ...sqlCondition('amount_spent_cents < spending_limit_cents') };
+  const active = {
+    status: 'Active',
+    expiresAt: { $gt: now },
+    ...sqlCondition('amount_spent_cents < spending_limit_cents'),
+  };
   if (q.accessible === true) conditions.push(active, { $or: [{ apiKeyId: null }, { apiKeyId: caller.apiKeyId }] });
   switch (q.status) {
     case 'Active':
@@ -99,7 +107,11 @@ export async function listDelegations(
       conditions.push({ status: 'Active', expiresAt: { $lte: now } });
       break;
     case 'Exhausted':
-      conditions.push({ status: 'Active', expiresAt: { $gt: now }, ...sqlCondition('amount_spent_cents >= spending_limit_cents') });
+      conditions.push({
+        status: 'Active',
+        expiresAt: { $gt: now },
+        ...sqlCondition('amount_spent_cents >= spending_limit_cents'),
+      });
       break;
     default:
   }
@@ -118,7 +130,13 @@ export async function revokeDelegation(
   delegationId: string,
 ): Promise<{ success: true; delegationId: string; status: 'Revoked' }> {
   await ownDelegation(ctx, userId, delegationId);
-  await ctx.db.em().nativeUpdate(Delegation, { id: delegationId, userId, status: 'Active' }, { status: 'Revoked', revokedAt: ctx.now() });
+  await ctx.db
+    .em()
+    .nativeUpdate(
+      Delegation,
+      { id: delegationId, userId, status: 'Active' },
+      { status: 'Revoked', revokedAt: ctx.now() },
+    );
   return { success: true, delegationId, status: 'Revoked' };
 }
 
@@ -129,11 +147,13 @@ export async function listDelegationTransactions(
   q: { page: number; offset: number },
 ) {
   await ownDelegation(ctx, userId, delegationId);
-  const [rows, total] = await ctx.db.em().findAndCount(
-    DelegationTransaction,
-    { delegationId },
-    { orderBy: { createdAt: 'desc', id: 'desc' }, limit: q.offset, offset: (q.page - 1) * q.offset },
-  );
+  const [rows, total] = await ctx.db
+    .em()
+    .findAndCount(
+      DelegationTransaction,
+      { delegationId },
+      { orderBy: { createdAt: 'desc', id: 'desc' }, limit: q.offset, offset: (q.page - 1) * q.offset },
+    );
   return {
     total,
     page: q.page,
@@ -195,10 +215,9 @@ export async function reserve(ctx: ServiceContext, req: ReserveRequest): Promise
     }
   }
   const now = ctx.now();
-  const transactionId = await ctx.db.sql.transaction((tx) =>
-    reserveIn(tx, req, now),
-  );
-  if (transactionId !== null) return { type: 'reserved', transactionId, currency: snapshot.currency, provider: snapshot.provider };
+  const transactionId = await ctx.db.sql.transaction((tx) => reserveIn(tx, req, now));
+  if (transactionId !== null)
+    return { type: 'reserved', transactionId, currency: snapshot.currency, provider: snapshot.provider };
   return { type: 'refused', ...(await whyCapRefused(ctx, req.delegationId, now)) };
 }
 
@@ -210,7 +229,10 @@ export async function whyCapRefused(
 ): Promise<{ reason: string; status: DelegationStatus }> {
   const current = await ctx.db.em().findOne(Delegation, { id: delegationId });
   const status = current === null ? 'Revoked' : effectiveStatus(current, now);
-  return { reason: status === 'Active' ? 'delegation budget exceeded' : `delegation is ${status.toLowerCase()}`, status };
+  return {
+    reason: status === 'Active' ? 'delegation budget exceeded' : `delegation is ${status.toLowerCase()}`,
+    status,
+  };
 }
 
 /** Gives back a reserved amount (e.g. a fee leg not settled). Never releases more than was spent. */

@@ -26,7 +26,15 @@ export async function reserveIn(tx: SqlTx, c: CapCharge & { userId: string }, no
   );
   if (n !== 1) return null;
   const id = uuidv7();
-  await tx.run(INSERT_TRANSACTION, [id, c.delegationId, 'reserve', c.amountCents, c.reference ?? null, c.description ?? null, now]);
+  await tx.run(INSERT_TRANSACTION, [
+    id,
+    c.delegationId,
+    'reserve',
+    c.amountCents,
+    c.reference ?? null,
+    c.description ?? null,
+    now,
+  ]);
   return id;
 }
 
@@ -37,6 +45,14 @@ export async function releaseIn(tx: SqlTx, c: CapCharge, now: Date): Promise<boo
     [c.amountCents, c.delegationId, c.amountCents],
   );
   if (n !== 1) return false;
-  await tx.run(INSERT_TRANSACTION, [uuidv7(), c.delegationId, 'release', -c.amountCents, c.reference ?? null, c.description ?? null, now]);
+  await tx.run(INSERT_TRANSACTION, [
+    uuidv7(),
+    c.delegationId,
+    'release',
+    -c.amountCents,
+    c.reference ?? null,
+    c.description ?? null,
+    now,
+  ]);
   return true;
 }

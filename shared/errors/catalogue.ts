@@ -22,52 +22,180 @@ const entry = (
 
 export const catalogue = {
   // Framework level
-  'BCK.HTTP.0400': entry(400, 'validation', 'Invalid request', 'Check the request body and parameters against the API reference.'),
+  'BCK.HTTP.0400': entry(
+    400,
+    'validation',
+    'Invalid request',
+    'Check the request body and parameters against the API reference.',
+  ),
   'BCK.HTTP.0404': entry(404, 'not_found', 'Route not found', 'Check the method and path.'),
   'BCK.HTTP.0405': entry(405, 'validation', 'Method not allowed', 'Check the method.'),
   // RFC 9110 §15.5.9: the request (its body) did not arrive in time; the server closes the connection.
-  'BCK.HTTP.0408': entry(408, 'validation', 'Request timeout', 'Send the whole request body without stalling; the connection was closed, so open a new one.', true),
+  'BCK.HTTP.0408': entry(
+    408,
+    'validation',
+    'Request timeout',
+    'Send the whole request body without stalling; the connection was closed, so open a new one.',
+    true,
+  ),
   'BCK.HTTP.0413': entry(413, 'validation', 'Request body too large', 'Send a smaller body.'),
   'BCK.HTTP.0415': entry(415, 'validation', 'Unsupported content type', 'Send Content-Type: application/json.'),
-  'BCK.HTTP.0500': entry(500, 'internal', 'Internal server error', 'Retry later; report the correlationId if it persists.', true),
+  'BCK.HTTP.0500': entry(
+    500,
+    'internal',
+    'Internal server error',
+    'Retry later; report the correlationId if it persists.',
+    true,
+  ),
   'BCK.HTTP.0502': entry(502, 'integration', 'Upstream service unavailable', 'Retry later.', true),
   'BCK.HTTP.0503': entry(503, 'internal', 'Service not ready', 'Retry later.', true),
 
   // Authentication
-  'BCK.AUTH.0001': entry(401, 'auth', 'Missing or invalid API key', 'Send Authorization: Bearer <API key> with a key of this environment.'),
+  'BCK.AUTH.0001': entry(
+    401,
+    'auth',
+    'Missing or invalid API key',
+    'Send Authorization: Bearer <API key> with a key of this environment.',
+  ),
 
   // Registry and credits (protocol)
   'BCK.PROTOCOL.0003': entry(404, 'not_found', 'Plan not found', 'Check the planId.'),
   'BCK.PROTOCOL.0004': entry(404, 'not_found', 'Agent not found', 'Check the agentId.'),
   'BCK.PROTOCOL.0005': entry(404, 'not_found', 'Holder not found', 'The address is not an account known to this plan.'),
   'BCK.PROTOCOL.0010': entry(403, 'auth', 'Only the plan owner may do this', 'Use an API key of the plan owner.'),
-  'BCK.PROTOCOL.0020': entry(400, 'validation', 'Endpoint does not match the agent', 'Use one of the endpoints registered for the agent and verb.'),
-  'BCK.PROTOCOL.0021': entry(401, 'auth', 'Invalid access token', 'Obtain a fresh token from /protocol/token/{planId}/{agentId}.'),
-  'BCK.PROTOCOL.0022': entry(400, 'validation', 'Invalid or mismatched proof', 'Use the proof returned by initialize for this plan, holder and agent.'),
-  'BCK.PROTOCOL.0023': entry(409, 'conflict', 'Agent request already redeemed', 'Each agentRequestId is redeemed once.'),
+  'BCK.PROTOCOL.0020': entry(
+    400,
+    'validation',
+    'Endpoint does not match the agent',
+    'Use one of the endpoints registered for the agent and verb.',
+  ),
+  'BCK.PROTOCOL.0021': entry(
+    401,
+    'auth',
+    'Invalid access token',
+    'Obtain a fresh token from /protocol/token/{planId}/{agentId}.',
+  ),
+  'BCK.PROTOCOL.0022': entry(
+    400,
+    'validation',
+    'Invalid or mismatched proof',
+    'Use the proof returned by initialize for this plan, holder and agent.',
+  ),
+  'BCK.PROTOCOL.0023': entry(
+    409,
+    'conflict',
+    'Agent request already redeemed',
+    'Each agentRequestId is redeemed once.',
+  ),
   'BCK.PROTOCOL.0024': entry(404, 'not_found', 'Agent request not found', 'Call initialize first.'),
-  'BCK.PROTOCOL.0025': entry(400, 'validation', 'Amount exceeds what the agent request may burn', 'Burn at most maxCredits per agent request (redeem and sub-tasks together); initialize with a larger maxCredits.'),
-  'BCK.PROTOCOL.0062': entry(403, 'integration', 'The plan is unlisted and cannot be purchased', 'Ask the plan owner to list the plan again.'),
-  'BCK.PROTOCOL.0040': entry(404, 'not_found', 'The plan is not attached to this agent', 'Attach it with POST /protocol/agents/{agentId}/plan/{planId}.'),
-  'BCK.PAYMENT.0001': entry(402, 'payment', 'Payment failed: the buyer wallet balance is insufficient', 'Fund the wallet (sandbox: npm run cli -- faucet) and retry.'),
+  'BCK.PROTOCOL.0025': entry(
+    400,
+    'validation',
+    'Amount exceeds what the agent request may burn',
+    'Burn at most maxCredits per agent request (redeem and sub-tasks together); initialize with a larger maxCredits.',
+  ),
+  'BCK.PROTOCOL.0062': entry(
+    403,
+    'integration',
+    'The plan is unlisted and cannot be purchased',
+    'Ask the plan owner to list the plan again.',
+  ),
+  'BCK.PROTOCOL.0040': entry(
+    404,
+    'not_found',
+    'The plan is not attached to this agent',
+    'Attach it with POST /protocol/agents/{agentId}/plan/{planId}.',
+  ),
+  'BCK.PAYMENT.0001': entry(
+    402,
+    'payment',
+    'Payment failed: the buyer wallet balance is insufficient',
+    'Fund the wallet (sandbox: npm run cli -- faucet) and retry.',
+  ),
   'BCK.CREDITS.0003': entry(402, 'payment', 'Insufficient credits', 'Order the plan to obtain credits.'),
 
   // Delegations and the router
-  'BCK.DELEGATION.0001': entry(404, 'not_found', 'Delegation not found', 'Check the delegationId; only its owner sees a delegation.'),
-  'BCK.ROUTER.0001': entry(400, 'validation', 'Invalid router request or nothing fundable', 'Check the request; the details name what cannot be paid (scheme, network, asset, recipient).'),
-  'BCK.ROUTER.0003': entry(402, 'payment', 'Delegation budget exceeded, expired, or inactive', 'Create a new delegation or raise its cap.'),
-  'BCK.ROUTER.0002': entry(409, 'conflict', 'Duplicate requestId', 'A payment exists for this requestId; its paymentId is in the body. Use a new requestId for a new payment.'),
-  'BCK.ROUTER.0004': entry(404, 'not_found', 'Payment not found', 'Check the paymentId; only its owner sees a payment.'),
-  'BCK.ROUTER.0005': entry(409, 'conflict', 'Payment is not in a state that allows this', 'A payment is settled once, with one transaction hash.'),
-  'BCK.ROUTER.0007': entry(429, 'integration', 'Too many concurrent router calls', 'Wait for calls in flight to finish, then retry.', true),
-  'BCK.ROUTER.0009': entry(402, 'payment', 'Buyer wallet balance is insufficient', 'Fund the wallet (sandbox: npm run cli -- faucet) and retry.'),
-  'BCK.ROUTER.0013': entry(409, 'conflict', 'Challenge already paid', 'A payment exists for this MPP challenge, whose nonce it fixes (one authorization per challenge); its paymentId is in the body. Ask the merchant for a new challenge.'),
-  'BCK.ROUTER.0012': entry(400, 'validation', 'The EIP-712 domain of the asset does not match', 'The merchant names a token with an EIP-712 name or version other than the known one; a signature under it would be rejected.'),
+  'BCK.DELEGATION.0001': entry(
+    404,
+    'not_found',
+    'Delegation not found',
+    'Check the delegationId; only its owner sees a delegation.',
+  ),
+  'BCK.ROUTER.0001': entry(
+    400,
+    'validation',
+    'Invalid router request or nothing fundable',
+    'Check the request; the details name what cannot be paid (scheme, network, asset, recipient).',
+  ),
+  'BCK.ROUTER.0003': entry(
+    402,
+    'payment',
+    'Delegation budget exceeded, expired, or inactive',
+    'Create a new delegation or raise its cap.',
+  ),
+  'BCK.ROUTER.0002': entry(
+    409,
+    'conflict',
+    'Duplicate requestId',
+    'A payment exists for this requestId; its paymentId is in the body. Use a new requestId for a new payment.',
+  ),
+  'BCK.ROUTER.0004': entry(
+    404,
+    'not_found',
+    'Payment not found',
+    'Check the paymentId; only its owner sees a payment.',
+  ),
+  'BCK.ROUTER.0005': entry(
+    409,
+    'conflict',
+    'Payment is not in a state that allows this',
+    'A payment is settled once, with one transaction hash.',
+  ),
+  'BCK.ROUTER.0007': entry(
+    429,
+    'integration',
+    'Too many concurrent router calls',
+    'Wait for calls in flight to finish, then retry.',
+    true,
+  ),
+  'BCK.ROUTER.0009': entry(
+    402,
+    'payment',
+    'Buyer wallet balance is insufficient',
+    'Fund the wallet (sandbox: npm run cli -- faucet) and retry.',
+  ),
+  'BCK.ROUTER.0013': entry(
+    409,
+    'conflict',
+    'Challenge already paid',
+    'A payment exists for this MPP challenge, whose nonce it fixes (one authorization per challenge); its paymentId is in the body. Ask the merchant for a new challenge.',
+  ),
+  'BCK.ROUTER.0012': entry(
+    400,
+    'validation',
+    'The EIP-712 domain of the asset does not match',
+    'The merchant names a token with an EIP-712 name or version other than the known one; a signature under it would be rejected.',
+  ),
 
   // x402 delegated permissions
-  'BCK.X402.0001': entry(404, 'not_found', 'Permission not found', 'Check the permissionHash; only its owner sees a permission.'),
-  'BCK.X402.0002': entry(400, 'validation', 'The plan is not attached to this agent', 'Attach the plan to the agent, or omit accepted.extra.agentId.'),
-  'BCK.X402.0003': entry(400, 'validation', 'The delegation cannot back this permission', 'Use an active delegation of your own whose provider fits the scheme (erc4337 for svc:erc4337, a card provider for svc:card-delegation) and that is not restricted to another plan.'),
+  'BCK.X402.0001': entry(
+    404,
+    'not_found',
+    'Permission not found',
+    'Check the permissionHash; only its owner sees a permission.',
+  ),
+  'BCK.X402.0002': entry(
+    400,
+    'validation',
+    'The plan is not attached to this agent',
+    'Attach the plan to the agent, or omit accepted.extra.agentId.',
+  ),
+  'BCK.X402.0003': entry(
+    400,
+    'validation',
+    'The delegation cannot back this permission',
+    'Use an active delegation of your own whose provider fits the scheme (erc4337 for svc:erc4337, a card provider for svc:card-delegation) and that is not restricted to another plan.',
+  ),
 } as const satisfies Record<string, CatalogueEntry>;
 
 export type ErrorCode = keyof typeof catalogue;

@@ -72,7 +72,9 @@ export function createTokenSigner(ctx: ServiceContext): TokenSigner {
     const now = ctx.now().getTime();
     if (!force && cached !== undefined && now - cached.at < CACHE_MS) return cached;
     const rows = await loadKeys(ctx);
-    const signingRow = rows.find((r) => r.activatesAt.getTime() <= now && (r.retiresAt == null || r.retiresAt.getTime() > now));
+    const signingRow = rows.find(
+      (r) => r.activatesAt.getTime() <= now && (r.retiresAt == null || r.retiresAt.getTime() > now),
+    );
     cached = {
       at: now,
       jwks: { keys: rows.map((r) => JSON.parse(r.publicJwk) as JWK) },

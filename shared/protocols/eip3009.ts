@@ -90,7 +90,9 @@ export function authorizationDigest(auth: TransferAuthorization, token: Eip712To
 
 /** keccak256 of the EIP-712 type string (EIP-712 §"Definition of typeHash"). */
 const TYPE_HASH = keccak256(
-  stringToBytes('TransferWithAuthorization(address from,address to,uint256 value,uint256 validAfter,uint256 validBefore,bytes32 nonce)'),
+  stringToBytes(
+    'TransferWithAuthorization(address from,address to,uint256 value,uint256 validAfter,uint256 validBefore,bytes32 nonce)',
+  ),
   'bytes',
 );
 const EIP712_DOMAIN_TYPES = {
@@ -159,18 +161,33 @@ export const keyBytes = (key: PrivateKey): Uint8Array => (typeof key === 'string
  * Signs with native libsecp256k1: 65 bytes `r || s || v`, v = 27 + recovery id (the form viem, the x402
  * facilitators and FiatToken's `transferWithAuthorization(v, r, s)` expect).
  */
-export function signAuthorization(key: PrivateKey, auth: TransferAuthorization, token: Eip712Token, chainId: number): Hex {
+export function signAuthorization(
+  key: PrivateKey,
+  auth: TransferAuthorization,
+  token: Eip712Token,
+  chainId: number,
+): Hex {
   return bytesToHex(signTypedNow(authorizationTyped(auth, token, chainId), keyBytes(key)));
 }
 
 /** The reference signer (viem, pure JS). */
-export function signAuthorizationViem(key: PrivateKey, auth: TransferAuthorization, token: Eip712Token, chainId: number): Promise<Hex> {
+export function signAuthorizationViem(
+  key: PrivateKey,
+  auth: TransferAuthorization,
+  token: Eip712Token,
+  chainId: number,
+): Promise<Hex> {
   const privateKey = typeof key === 'string' ? key : bytesToHex(key);
   return signTypedData({ privateKey, ...authorizationTypedData(auth, token, chainId) });
 }
 
 /** The address a signature recovers to under this token's domain (what the token contract checks). */
-export function recoverAuthorizer(auth: TransferAuthorization, signature: Hex, token: Eip712Token, chainId: number): Promise<Address> {
+export function recoverAuthorizer(
+  auth: TransferAuthorization,
+  signature: Hex,
+  token: Eip712Token,
+  chainId: number,
+): Promise<Address> {
   return recoverTypedDataAddress({ ...authorizationTypedData(auth, token, chainId), signature });
 }
 

@@ -63,7 +63,8 @@ type Attempt = PaymentChoice | NoChoice | undefined;
 function x402Attempt(answer: UpstreamAnswer, o: PaymentChooseOptions): Attempt {
   const header = answer.paymentRequired === undefined ? answer.header(X402Headers.paymentRequired) : undefined;
   if (answer.paymentRequired !== undefined || header !== undefined) {
-    const pr = header === undefined ? decodePaymentRequiredV2Value(answer.paymentRequired) : decodePaymentRequiredV2(header);
+    const pr =
+      header === undefined ? decodePaymentRequiredV2Value(answer.paymentRequired) : decodePaymentRequiredV2(header);
     if (pr.type === 'invalid') return malformedOffer(pr.reason);
     const choice = chooseX402Option(pr.value.accepts, { ...o, version: 2 });
     if (choice.type === 'none') return choice;
@@ -82,7 +83,8 @@ function mppAttempt(answer: UpstreamAnswer, o: PaymentChooseOptions): Attempt {
   const header = answer.header('WWW-Authenticate');
   if (header === undefined || !/payment/i.test(header)) return undefined;
   const parsed = Challenge.deserializeList(header);
-  if (parsed.type === 'invalid') return /(^|[\s,])payment([\s,]|$)/i.test(header) ? malformedOffer(parsed.reason) : undefined;
+  if (parsed.type === 'invalid')
+    return /(^|[\s,])payment([\s,]|$)/i.test(header) ? malformedOffer(parsed.reason) : undefined;
   const choice = chooseMppChallenge(parsed.value.challenges, {
     environment: o.environment,
     assets: o.mppAssets,
@@ -120,7 +122,12 @@ export function choosePayment(answer: UpstreamAnswer, o: PaymentChooseOptions): 
       rejected,
     };
   }
-  const what = x402 !== undefined && mpp !== undefined ? 'x402 option or MPP challenge' : x402 !== undefined ? 'x402 option' : 'MPP challenge';
+  const what =
+    x402 !== undefined && mpp !== undefined
+      ? 'x402 option or MPP challenge'
+      : x402 !== undefined
+        ? 'x402 option'
+        : 'MPP challenge';
   return noChoice(rejected, what);
 }
 
@@ -168,7 +175,14 @@ export function prepareCredential(
     const cap = opts.maxAuthTtlSeconds === undefined ? {} : { maxValiditySeconds: opts.maxAuthTtlSeconds };
     // An mppx merchant's v2 offer is bound to its route (x402.ts mppxRouteBinding): its nonce, resource, extensions.
     const binding = version === 2 ? mppxRouteBinding(choice.option, payment.resource, payment.extensions) : undefined;
-    const authorization = x402Authorization({ version, choice, from, ...now, ...cap, ...(binding === undefined ? {} : { nonce: binding.nonce }) });
+    const authorization = x402Authorization({
+      version,
+      choice,
+      from,
+      ...now,
+      ...cap,
+      ...(binding === undefined ? {} : { nonce: binding.nonce }),
+    });
     const resource = binding?.resource ?? (version === 2 ? payment.resource : undefined);
     const extensions = binding?.extensions ?? (version === 2 ? payment.extensions : undefined);
     return {
@@ -201,7 +215,12 @@ export function prepareCredential(
     finish: (signature) => ({
       protocol: 'mpp',
       x402Version: undefined,
-      credential: buildMppCredential({ challenge: choice.challenge, chainId: choice.chainId, authorization, signature }),
+      credential: buildMppCredential({
+        challenge: choice.challenge,
+        chainId: choice.chainId,
+        authorization,
+        signature,
+      }),
       settlement: {
         recipient: choice.recipient,
         amount: choice.amount,

@@ -90,7 +90,13 @@ export function noChoice(rejected: readonly Rejection[], what: string): NoChoice
     undefined,
   );
   if (best === undefined) {
-    return { type: 'none', reason: ChoiceReason.noOptions, code: 'BCK.ROUTER.0001', message: `no ${what} offered`, rejected };
+    return {
+      type: 'none',
+      reason: ChoiceReason.noOptions,
+      code: 'BCK.ROUTER.0001',
+      message: `no ${what} offered`,
+      rejected,
+    };
   }
   return {
     type: 'none',

@@ -18,15 +18,7 @@ import type { Config } from '../../config/index.js';
 import { type Asset, NETWORKS, type Network } from '../assets.js';
 import { MAX_INT64 } from '../money.js';
 import { type TransferAuthorization, randomNonce } from './eip3009.js';
-import {
-  type Decoded,
-  decodeBase64,
-  decoded,
-  encodeBase64,
-  invalid,
-  isJsonObject,
-  parseJson,
-} from './encoding.js';
+import { type Decoded, decodeBase64, decoded, encodeBase64, invalid, isJsonObject, parseJson } from './encoding.js';
 import { MAX_JSON_DEPTH, exceedsJsonDepth } from './json-depth.js';
 import { serialize as serializeRequest } from './mpp/PaymentRequest.js';
 import { ChoiceReason, type NoChoice, type Rejection, clip, noChoice } from './reasons.js';
@@ -116,7 +108,8 @@ export function decodePaymentRequiredV2Value(value: unknown): Decoded<PaymentReq
 
 /** Decodes a `PAYMENT-REQUIRED` header value: standard base64 of UTF-8 JSON, at most MAX_HEADER_CHARS. */
 export function decodePaymentRequiredV2(header: string): Decoded<PaymentRequiredV2> {
-  if (header.length > MAX_HEADER_CHARS) return invalid(`PAYMENT-REQUIRED is longer than ${MAX_HEADER_CHARS} characters`);
+  if (header.length > MAX_HEADER_CHARS)
+    return invalid(`PAYMENT-REQUIRED is longer than ${MAX_HEADER_CHARS} characters`);
   const text = decodeBase64(header.trim());
   if (text === undefined) return invalid('PAYMENT-REQUIRED is not base64 of UTF-8 text');
   const json = parseJson(text);
@@ -158,7 +151,10 @@ export interface X402Choice {
 }
 
 /** Our network entry for an x402 network name in this environment (CAIP-2 or v1 name), if it is funded. */
-export function fundedNetwork(network: string, o: Pick<X402ChooseOptions, 'environment' | 'fundedNetworks'>): Network | undefined {
+export function fundedNetwork(
+  network: string,
+  o: Pick<X402ChooseOptions, 'environment' | 'fundedNetworks'>,
+): Network | undefined {
   const ours = NETWORKS[o.environment];
   const names: readonly string[] = [ours.caip2, ours.name];
   if (!names.includes(network)) return undefined;
@@ -175,7 +171,10 @@ export function recipientAllowed(payTo: string, allowed: readonly string[] | und
 type Judged = { ok: true; choice: X402Choice } | { ok: false; rejection: Rejection };
 
 function judge(index: number, raw: unknown, o: X402ChooseOptions): Judged {
-  const reject = (reason: ChoiceReason, detail: string): Judged => ({ ok: false, rejection: { index, reason, detail } });
+  const reject = (reason: ChoiceReason, detail: string): Judged => ({
+    ok: false,
+    rejection: { index, reason, detail },
+  });
   if (!isJsonObject(raw)) return reject(ChoiceReason.malformedOption, 'not an object');
   if (raw.scheme !== 'exact') return reject(ChoiceReason.unsupportedScheme, `scheme ${clip(raw.scheme)}`);
   if (typeof raw.network !== 'string') return reject(ChoiceReason.malformedOption, 'network: must be a string');
@@ -185,10 +184,16 @@ function judge(index: number, raw: unknown, o: X402ChooseOptions): Judged {
   // 1.x parses only X-PAYMENT with v1 names, @x402 v2 only PAYMENT-SIGNATURE; @x402/evm refuses a non-CAIP-2
   // network): an option in the other version's fields is refused before anything is signed or charged.
   if (o.version === 2 && (raw.network !== network.caip2 || raw.amount === undefined)) {
-    return reject(ChoiceReason.malformedOption, 'an x402 v2 option names its network in CAIP-2 (eip155:<id>) and its price in amount');
+    return reject(
+      ChoiceReason.malformedOption,
+      'an x402 v2 option names its network in CAIP-2 (eip155:<id>) and its price in amount',
+    );
   }
   if (o.version === 1 && (raw.network !== network.name || raw.maxAmountRequired === undefined)) {
-    return reject(ChoiceReason.malformedOption, `an x402 v1 option names its network (${network.name}) and its price in maxAmountRequired`);
+    return reject(
+      ChoiceReason.malformedOption,
+      `an x402 v1 option names its network (${network.name}) and its price in maxAmountRequired`,
+    );
   }
 
   const parsed = ExactEvmOption.safeParse(raw);
@@ -196,7 +201,8 @@ function judge(index: number, raw: unknown, o: X402ChooseOptions): Judged {
   const opt = parsed.data;
   // We sign EIP-3009 only; an option that asks for Permit2 expects a different payload.
   const method = opt.extra?.assetTransferMethod;
-  if (method !== undefined && method !== 'eip3009') return reject(ChoiceReason.unsupportedScheme, `assetTransferMethod ${clip(method)}`);
+  if (method !== undefined && method !== 'eip3009')
+    return reject(ChoiceReason.unsupportedScheme, `assetTransferMethod ${clip(method)}`);
   if (opt.amount !== undefined && opt.maxAmountRequired !== undefined && opt.amount !== opt.maxAmountRequired) {
     return reject(ChoiceReason.malformedOption, 'amount and maxAmountRequired differ');
   }
@@ -217,7 +223,8 @@ function judge(index: number, raw: unknown, o: X402ChooseOptions): Judged {
   }
   const amount = BigInt(amountText);
   if (amount <= 0n || amount > MAX_INT64) return reject(ChoiceReason.amountOutOfRange, `amount ${clip(amountText)}`);
-  if (!recipientAllowed(opt.payTo, o.allowedRecipients)) return reject(ChoiceReason.recipientNotAllowed, `payTo ${opt.payTo}`);
+  if (!recipientAllowed(opt.payTo, o.allowedRecipients))
+    return reject(ChoiceReason.recipientNotAllowed, `payTo ${opt.payTo}`);
   return {
     ok: true,
     choice: {
@@ -310,14 +317,23 @@ export function mppxRouteBinding(
   extensions: Extensions | undefined,
 ): { nonce: Hex; resource: ResourceInfo; extensions: Extensions } | undefined {
   const mppx = extensions?.mppx;
-  if (extensions === undefined || resource === undefined || !isJsonObject(mppx) || !isJsonObject(mppx.info)) return undefined;
+  if (extensions === undefined || resource === undefined || !isJsonObject(mppx) || !isJsonObject(mppx.info))
+    return undefined;
   // mppx hashes the extensions as its schema parses them (unknown keys stripped): bind only the exact shape it
   // advertises ({ mppx: { info, schema } }); anything else is echoed verbatim and unbound, as before.
-  if (Object.keys(extensions).length !== 1 || Object.keys(mppx).some((k) => k !== 'info' && k !== 'schema')) return undefined;
-  const salted: Extensions = { ...extensions, mppx: { ...mppx, info: { ...mppx.info, nonce: randomNonce().slice(2) } } };
+  if (Object.keys(extensions).length !== 1 || Object.keys(mppx).some((k) => k !== 'info' && k !== 'schema'))
+    return undefined;
+  const salted: Extensions = {
+    ...extensions,
+    mppx: { ...mppx, info: { ...mppx.info, nonce: randomNonce().slice(2) } },
+  };
   const bound = { url: resource.url };
   const input = [serializeRequest(accepted), serializeRequest(bound), serializeRequest(salted)].join('|');
-  return { nonce: `0x${createHash('sha256').update(input, 'utf8').digest('hex')}`, resource: bound, extensions: salted };
+  return {
+    nonce: `0x${createHash('sha256').update(input, 'utf8').digest('hex')}`,
+    resource: bound,
+    extensions: salted,
+  };
 }
 
 /** The authorization as the payload carries it: integers as decimal strings, in the official clients' key order. */
@@ -372,7 +388,10 @@ export function buildX402Payment(input: X402PaymentInput): X402Credential {
   if (input.version === 1) {
     // x402@1 copies `payTo` as offered into `to`; the signature covers the address, not its letter case.
     const offered = input.option.payTo;
-    const payTo = typeof offered === 'string' && offered.toLowerCase() === input.authorization.to.toLowerCase() ? offered : undefined;
+    const payTo =
+      typeof offered === 'string' && offered.toLowerCase() === input.authorization.to.toLowerCase()
+        ? offered
+        : undefined;
     const body = {
       x402Version: 1,
       scheme: input.option.scheme,

@@ -35,7 +35,13 @@ export async function createAgentWithPlan(
       },
       now,
     );
-    const agent = await insertAgent(tx, ctx.config.ENVIRONMENT, ownerId, { ...input.agentMetadata, ...input.agentApi }, now);
+    const agent = await insertAgent(
+      tx,
+      ctx.config.ENVIRONMENT,
+      ownerId,
+      { ...input.agentMetadata, ...input.agentApi },
+      now,
+    );
     await tx.insert(AgentPlan, { agentId: agent.id, planId: plan.id, createdAt: now });
     return { agent, plan };
   });

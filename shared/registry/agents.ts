@@ -84,7 +84,9 @@ export async function getAgent(
   const em = ctx.db.em();
   const ids = await attachedPlanIds(em, agent.id);
   const plans =
-    ids.length === 0 ? [] : await em.find(Plan, { id: { $in: ids }, ...visibleTo(callerId) }, { orderBy: { id: 'asc' } });
+    ids.length === 0
+      ? []
+      : await em.find(Plan, { id: { $in: ids }, ...visibleTo(callerId) }, { orderBy: { id: 'asc' } });
   return { ...agentRecord(agent, callerId), plans: plans.map((p) => planRecord(p, callerId)) };
 }
 
@@ -107,7 +109,12 @@ export async function listAgentPlans(
   return { total, page: page.page, offset: page.offset, items: rows.map((r) => planRecord(r, callerId)) };
 }
 
-export async function updateAgent(ctx: ServiceContext, callerId: string, agentId: string, update: AgentUpdate): Promise<void> {
+export async function updateAgent(
+  ctx: ServiceContext,
+  callerId: string,
+  agentId: string,
+  update: AgentUpdate,
+): Promise<void> {
   if (!isAgentId(agentId)) throw agentNotFound(agentId);
   const changed = await ctx.db.em().nativeUpdate(
     Agent,
@@ -124,9 +131,16 @@ export async function updateAgent(ctx: ServiceContext, callerId: string, agentId
   if (changed === 0) throw agentNotFound(agentId);
 }
 
-export async function setAgentListed(ctx: ServiceContext, callerId: string, agentId: string, listed: boolean): Promise<void> {
+export async function setAgentListed(
+  ctx: ServiceContext,
+  callerId: string,
+  agentId: string,
+  listed: boolean,
+): Promise<void> {
   if (!isAgentId(agentId)) throw agentNotFound(agentId);
-  const changed = await ctx.db.em().nativeUpdate(Agent, { id: agentId, ownerId: callerId }, { listed, updatedAt: ctx.now() });
+  const changed = await ctx.db
+    .em()
+    .nativeUpdate(Agent, { id: agentId, ownerId: callerId }, { listed, updatedAt: ctx.now() });
   if (changed === 0) throw agentNotFound(agentId);
 }
 
@@ -141,7 +155,12 @@ async function assertOwnsPlan(em: Em, callerId: string, planId: number): Promise
 }
 
 /** Attaches one of the caller's plans to one of the caller's agents; attaching again is a no-op. */
-export async function attachPlan(ctx: ServiceContext, callerId: string, agentId: string, planId: number): Promise<void> {
+export async function attachPlan(
+  ctx: ServiceContext,
+  callerId: string,
+  agentId: string,
+  planId: number,
+): Promise<void> {
   const em = ctx.db.em();
   await assertOwnsAgent(em, callerId, agentId);
   await assertOwnsPlan(em, callerId, planId);
@@ -154,12 +173,20 @@ export async function attachPlan(ctx: ServiceContext, callerId: string, agentId:
 }
 
 /** Detaches a plan; 404 when the agent or plan is not the caller's, or the pair is not attached. */
-export async function detachPlan(ctx: ServiceContext, callerId: string, agentId: string, planId: number): Promise<void> {
+export async function detachPlan(
+  ctx: ServiceContext,
+  callerId: string,
+  agentId: string,
+  planId: number,
+): Promise<void> {
   const em = ctx.db.em();
   await assertOwnsAgent(em, callerId, agentId);
   await assertOwnsPlan(em, callerId, planId);
   const removed = await em.nativeDelete(AgentPlan, { agentId, planId });
   if (removed === 0) {
-    throw new AppError('BCK.PROTOCOL.0040', `plan ${planId} is not attached to this agent`, { agentId, planId: String(planId) });
+    throw new AppError('BCK.PROTOCOL.0040', `plan ${planId} is not attached to this agent`, {
+      agentId,
+      planId: String(planId),
+    });
   }
 }

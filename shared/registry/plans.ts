@@ -62,7 +62,11 @@ export async function listOwnPlans(
   page: SortedPageRequest,
 ): Promise<PageOf<PlanRecord>> {
   const em = ctx.db.em();
-  const [rows, total] = await em.findAndCount(Plan, { ownerId: callerId }, { ...limitOffset(page), orderBy: orderOf(page) });
+  const [rows, total] = await em.findAndCount(
+    Plan,
+    { ownerId: callerId },
+    { ...limitOffset(page), orderBy: orderOf(page) },
+  );
   return { total, page: page.page, offset: page.offset, items: rows.map((r) => planRecord(r, callerId)) };
 }
 
@@ -78,7 +82,12 @@ export async function getPlan(ctx: ServiceContext, callerId: string, planId: num
   return planRecord(await visiblePlan(ctx, callerId, planId), callerId);
 }
 
-export async function updatePlan(ctx: ServiceContext, callerId: string, planId: number, update: PlanUpdate): Promise<void> {
+export async function updatePlan(
+  ctx: ServiceContext,
+  callerId: string,
+  planId: number,
+  update: PlanUpdate,
+): Promise<void> {
   const changed = await ctx.db.em().nativeUpdate(
     Plan,
     { id: planId, ownerId: callerId },
@@ -93,8 +102,15 @@ export async function updatePlan(ctx: ServiceContext, callerId: string, planId: 
   if (changed === 0) throw planNotFound(planId);
 }
 
-export async function setPlanListed(ctx: ServiceContext, callerId: string, planId: number, listed: boolean): Promise<void> {
-  const changed = await ctx.db.em().nativeUpdate(Plan, { id: planId, ownerId: callerId }, { listed, updatedAt: ctx.now() });
+export async function setPlanListed(
+  ctx: ServiceContext,
+  callerId: string,
+  planId: number,
+  listed: boolean,
+): Promise<void> {
+  const changed = await ctx.db
+    .em()
+    .nativeUpdate(Plan, { id: planId, ownerId: callerId }, { listed, updatedAt: ctx.now() });
   if (changed === 0) throw planNotFound(planId);
 }
 

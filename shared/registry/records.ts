@@ -6,7 +6,16 @@ import { toWire } from '../money.js';
 
 export type AgentRow = Pick<
   InferEntity<typeof Agent>,
-  'id' | 'ownerId' | 'name' | 'description' | 'tags' | 'endpoints' | 'agentDefinitionUrl' | 'listed' | 'createdAt' | 'updatedAt'
+  | 'id'
+  | 'ownerId'
+  | 'name'
+  | 'description'
+  | 'tags'
+  | 'endpoints'
+  | 'agentDefinitionUrl'
+  | 'listed'
+  | 'createdAt'
+  | 'updatedAt'
 >;
 
 export type PlanRow = Pick<

@@ -37,7 +37,12 @@ function isHttpUrl(value: string): boolean {
   } catch {
     return false;
   }
-  return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '' && url.username === '' && url.password === '';
+  return (
+    (url.protocol === 'http:' || url.protocol === 'https:') &&
+    url.hostname !== '' &&
+    url.username === '' &&
+    url.password === ''
+  );
 }
 
 export const HttpUrl = z
@@ -60,7 +65,10 @@ export const Endpoints = z.array(Endpoint).min(1).max(LIMITS.endpoints);
 const HEX_ONE_CASE = /^0x([0-9a-f]{40}|[0-9A-F]{40})$/;
 export const PayableAddress = z
   .string()
-  .refine((v) => HEX_ONE_CASE.test(v) || isAddress(v, { strict: true }), 'must be an EVM address with a valid EIP-55 checksum')
+  .refine(
+    (v) => HEX_ONE_CASE.test(v) || isAddress(v, { strict: true }),
+    'must be an EVM address with a valid EIP-55 checksum',
+  )
   .pipe(EvmAddress);
 
 export const PriceConfig = z

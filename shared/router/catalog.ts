@@ -11,7 +11,10 @@ export const Slug = z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'must be 1-63 
 const UpstreamBase = z
   .url({ protocol: /^https?$/ })
   .max(2048)
-  .refine((u) => !/@/.test(new URL(u).host) && new URL(u).username === '' && new URL(u).password === '', 'must not carry credentials');
+  .refine(
+    (u) => !/@/.test(new URL(u).host) && new URL(u).username === '' && new URL(u).password === '',
+    'must not carry credentials',
+  );
 
 export async function addCatalogEntry(ctx: ServiceContext, slugInput: string, urlInput: string) {
   const slug = Slug.safeParse(slugInput);
@@ -60,11 +63,17 @@ export function safePathSegments(path: string): string[] | undefined {
 }
 
 /** Resolves a slug (+ path) to the upstream URL; unknown slug or unsafe path -> 400 BCK.ROUTER.0001. */
-export async function resolveSlug(ctx: ServiceContext, slug: string, path: string | undefined, search = ''): Promise<URL> {
+export async function resolveSlug(
+  ctx: ServiceContext,
+  slug: string,
+  path: string | undefined,
+  search = '',
+): Promise<URL> {
   const entry = Slug.safeParse(slug).success ? await ctx.db.em().findOne(CatalogEntry, { slug }) : null;
   if (entry === null) throw new AppError('BCK.ROUTER.0001', `unknown slug ${JSON.stringify(slug.slice(0, 64))}`);
   const segments = path === undefined ? [] : safePathSegments(path);
-  if (segments === undefined) throw new AppError('BCK.ROUTER.0001', 'path must be plain path segments (no //, @, .., \\ or absolute URL)');
+  if (segments === undefined)
+    throw new AppError('BCK.ROUTER.0001', 'path must be plain path segments (no //, @, .., \\ or absolute URL)');
   const url = joinSlugPath(entry.upstreamUrl, segments);
   if (search !== '') url.search = search;
   return url;
@@ -84,7 +93,11 @@ export function joinSlugPath(base: string, segments: readonly string[]): URL {
  */
 export function slugUpstreamError(outcome: Refused | Failed, slug: string): AppError {
   if (outcome.type === 'refused') {
-    return new AppError('BCK.ROUTER.0001', `the upstream of slug ${slug} cannot be called (refused by the outbound policy)`, { slug });
+    return new AppError(
+      'BCK.ROUTER.0001',
+      `the upstream of slug ${slug} cannot be called (refused by the outbound policy)`,
+      { slug },
+    );
   }
   return new AppError('BCK.HTTP.0502', `the upstream of slug ${slug} could not be reached`, { slug });
 }

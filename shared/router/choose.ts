@@ -90,7 +90,9 @@ export function chooseFromAnswer(rc: RouterContext, delegation: DelegationRow, a
   // Every x402 option was in the other currency (kept above so the refusal could name it): x402 is not fundable
   // by this delegation, so MPP is (DESIGN §7 "Choosing": x402 if an option is fundable, else MPP).
   if (r.type === 'x402' && !currencyFunds(delegation.currency, r.choice.asset.symbol)) {
-    const mppOnly: UpstreamAnswer = { header: (n) => (n.toLowerCase() === 'payment-required' ? undefined : answer.header(n)) };
+    const mppOnly: UpstreamAnswer = {
+      header: (n) => (n.toLowerCase() === 'payment-required' ? undefined : answer.header(n)),
+    };
     const mpp = choosePayment(mppOnly, opts);
     if (mpp.type === 'mpp') return mpp;
   }

@@ -18,8 +18,14 @@ export interface DelegationSnapshots {
  * transaction, whose conditional UPDATE decides every spend. Owner, provider, key binding, currency and
  * recipients never change. Misses are not cached, so a new delegation is usable at once.
  */
-export function createDelegationSnapshots(ctx: ServiceContext, opts: { ttlMs?: number; max?: number } = {}): DelegationSnapshots {
-  const cache = new LRUCache<string, DelegationRow>({ max: opts.max ?? 10_000, ttl: Math.min(opts.ttlMs ?? 1000, 1000) });
+export function createDelegationSnapshots(
+  ctx: ServiceContext,
+  opts: { ttlMs?: number; max?: number } = {},
+): DelegationSnapshots {
+  const cache = new LRUCache<string, DelegationRow>({
+    max: opts.max ?? 10_000,
+    ttl: Math.min(opts.ttlMs ?? 1000, 1000),
+  });
   return {
     async get(userId, delegationId) {
       const k = `${userId}\u0000${delegationId}`;
@@ -37,14 +43,20 @@ export function createDelegationSnapshots(ctx: ServiceContext, opts: { ttlMs?: n
  * The caller's own erc4337 delegation, for early refusal and for choosing (currency, allowed recipients). The
  * issuance transaction's conditional UPDATE decides the spend; this only refuses what cannot succeed.
  */
-export async function spendableDelegation(rc: RouterContext, principal: Principal, delegationId: string): Promise<DelegationRow> {
+export async function spendableDelegation(
+  rc: RouterContext,
+  principal: Principal,
+  delegationId: string,
+): Promise<DelegationRow> {
   const d = await rc.delegations.get(principal.userId, delegationId);
   if (d === null) throw new AppError('BCK.ROUTER.0003', 'delegation not found', { delegationId });
-  if (d.provider !== 'erc4337') throw new AppError('BCK.ROUTER.0001', 'the router pays with erc4337 delegations only', { delegationId });
+  if (d.provider !== 'erc4337')
+    throw new AppError('BCK.ROUTER.0001', 'the router pays with erc4337 delegations only', { delegationId });
   if (d.apiKeyId != null && d.apiKeyId !== principal.apiKeyId) {
     throw new AppError('BCK.ROUTER.0003', 'this API key may not spend against the delegation', { delegationId });
   }
   const status = effectiveStatus(d, rc.ctx.now());
-  if (status !== 'Active') throw new AppError('BCK.ROUTER.0003', `delegation is ${status.toLowerCase()}`, { delegationId });
+  if (status !== 'Active')
+    throw new AppError('BCK.ROUTER.0003', `delegation is ${status.toLowerCase()}`, { delegationId });
   return d;
 }

@@ -18,13 +18,23 @@ export async function releaseStaleFeeLegs(ctx: ServiceContext, olderThan: Date, 
     // cap (payments.ts whereOf), so their fee was never charged and must not be given back.
     .find(
       RouterPayment,
-      { feeStatus: 'reserved', createdAt: { $lt: olderThan }, mode: { $in: ['route', 'proxy'] }, status: { $ne: 'Pending' } },
+      {
+        feeStatus: 'reserved',
+        createdAt: { $lt: olderThan },
+        mode: { $in: ['route', 'proxy'] },
+        status: { $ne: 'Pending' },
+      },
       { fields: ['id', 'delegationId', 'feeCents'], limit: max },
     );
   let released = 0;
   for (const r of rows) {
     // Released once: a leg its paid call resolved meanwhile is left alone.
-    const leg = { paymentId: r.id, delegationId: r.delegationId, feeCents: r.feeCents, description: 'fee leg never resolved (swept)' };
+    const leg = {
+      paymentId: r.id,
+      delegationId: r.delegationId,
+      feeCents: r.feeCents,
+      description: 'fee leg never resolved (swept)',
+    };
     if (await ctx.db.sql.transaction((tx) => releaseFeeLegIn(tx, leg, ctx.now()))) released += 1;
   }
   return released;

@@ -96,7 +96,12 @@ export async function withClaim<T>(
   } catch (err) {
     const assigned = claim.assigned;
     // Another process won the durable claim: tell this process's waiting duplicates its paymentId too.
-    if (err instanceof AppError && err.code === 'BCK.ROUTER.0002' && typeof err.params.paymentId === 'string' && !assigned) {
+    if (
+      err instanceof AppError &&
+      err.code === 'BCK.ROUTER.0002' &&
+      typeof err.params.paymentId === 'string' &&
+      !assigned
+    ) {
       rc.claims.assign(principal.userId, requestId, err.params.paymentId);
       throw err;
     }

@@ -26,7 +26,8 @@ function answerOf(body: MintBody): UpstreamAnswer {
     // Encoding a v1 target (JSON.stringify) would overflow the stack on a few thousand levels (RangeError, a 500):
     // refused as the malformed offer it is, with the refusal the decoder gives a deep 402 (json-depth.ts). A v2
     // target is handed on as an object, and the decoder checks its depth.
-    if (exceedsJsonDepth(t.accepts, MAX_JSON_DEPTH - 1)) throw refusal(malformedOffer(`target.accepts is nested deeper than ${MAX_JSON_DEPTH} levels`));
+    if (exceedsJsonDepth(t.accepts, MAX_JSON_DEPTH - 1))
+      throw refusal(malformedOffer(`target.accepts is nested deeper than ${MAX_JSON_DEPTH} levels`));
     return { header: () => undefined, body: JSON.stringify({ x402Version: 1, accepts: t.accepts }) };
   }
   // As the PAYMENT-REQUIRED header would decode: only the keys the caller sent.
@@ -41,7 +42,8 @@ export async function mintCredential(rc: RouterContext, principal: Principal, bo
   return withClaim(rc, principal, body.requestId, async (claim) => {
     const delegation = await spendableDelegation(rc, principal, body.delegationId);
     const choice = chooseFromAnswer(rc, delegation, answer);
-    if (choice.type !== body.protocol) throw new AppError('BCK.ROUTER.0001', `target is not a fundable ${body.protocol} offer`);
+    if (choice.type !== body.protocol)
+      throw new AppError('BCK.ROUTER.0001', `target is not a fundable ${body.protocol} offer`);
     const issued = await issuePayment(rc, {
       principal,
       delegation,
@@ -54,7 +56,11 @@ export async function mintCredential(rc: RouterContext, principal: Principal, bo
     return {
       paymentId: issued.paymentId,
       protocol: issued.row.protocol,
-      credential: { transport: 'header', name: issued.credential.credential.name, value: issued.credential.credential.value },
+      credential: {
+        transport: 'header',
+        name: issued.credential.credential.name,
+        value: issued.credential.credential.value,
+      },
       settlement: settlementRecord(issued.row),
       fee: feeRecord(issued.fees, true),
       delegationId: delegation.id,

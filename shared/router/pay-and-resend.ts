@@ -34,7 +34,10 @@ async function recordOutcome(
   try {
     return await finishPayment(rc, issued, answer, buyer, { feeAfterBody });
   } catch (err) {
-    rc.ctx.log.error({ err: err instanceof Error ? err.message : String(err), paymentId: issued.paymentId }, 'recording a paid call failed: left Issued');
+    rc.ctx.log.error(
+      { err: err instanceof Error ? err.message : String(err), paymentId: issued.paymentId },
+      'recording a paid call failed: left Issued',
+    );
     // Whether or not the recording committed, a streamed answer's fee leg may still be reserved: finishFeeLeg
     // resolves it after the relay if so (a no-op if not); any other leg is left to the sweep.
     return { status: 'Issued', txHash: null, feeDeferred: feeAfterBody && issued.row.feeStatus === 'reserved' };
@@ -45,11 +48,19 @@ async function recordOutcome(
  * finishFeeLeg once a streamed answer was relayed (`relayed`: whole): the answer is gone already, so a database
  * error is logged and the leg left reserved for the sweep, as recordOutcome does.
  */
-export async function feeAfterRelay(rc: RouterContext, issued: IssuedPayment, buyer: string, relayed: boolean): Promise<void> {
+export async function feeAfterRelay(
+  rc: RouterContext,
+  issued: IssuedPayment,
+  buyer: string,
+  relayed: boolean,
+): Promise<void> {
   try {
     await finishFeeLeg(rc, issued, buyer, relayed);
   } catch (err) {
-    rc.ctx.log.error({ err: err instanceof Error ? err.message : String(err), paymentId: issued.paymentId }, 'resolving a fee leg failed: left reserved');
+    rc.ctx.log.error(
+      { err: err instanceof Error ? err.message : String(err), paymentId: issued.paymentId },
+      'resolving a fee leg failed: left reserved',
+    );
   }
 }
 

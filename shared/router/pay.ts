@@ -40,14 +40,31 @@ export interface IssuedPayment {
 /** Amount and recipient of a choice, before signing. */
 function legOf(choice: PaymentChoice) {
   if (choice.type === 'x402') {
-    return { amount: choice.choice.amount, recipient: choice.choice.payTo, asset: choice.choice.asset, network: String(choice.choice.option.network), scheme: 'exact', amountRaw: String(choice.choice.option.amount ?? choice.choice.option.maxAmountRequired ?? choice.choice.amount) };
+    return {
+      amount: choice.choice.amount,
+      recipient: choice.choice.payTo,
+      asset: choice.choice.asset,
+      network: String(choice.choice.option.network),
+      scheme: 'exact',
+      amountRaw: String(choice.choice.option.amount ?? choice.choice.option.maxAmountRequired ?? choice.choice.amount),
+    };
   }
-  return { amount: choice.choice.amount, recipient: choice.choice.recipient, asset: choice.choice.asset, network: `eip155:${choice.choice.chainId}`, scheme: 'charge', amountRaw: choice.choice.amount.toString() };
+  return {
+    amount: choice.choice.amount,
+    recipient: choice.choice.recipient,
+    asset: choice.choice.asset,
+    network: `eip155:${choice.choice.chainId}`,
+    scheme: 'charge',
+    amountRaw: choice.choice.amount.toString(),
+  };
 }
 
 /** usd/usdc pay USDC, eur/eurc pay EURC (DESIGN §4); any other asset is not fundable by the delegation. */
 export function currencyFunds(currency: string, symbol: string): boolean {
-  return (['usd', 'usdc'].includes(currency) && symbol === 'USDC') || (['eur', 'eurc'].includes(currency) && symbol === 'EURC');
+  return (
+    (['usd', 'usdc'].includes(currency) && symbol === 'USDC') ||
+    (['eur', 'eurc'].includes(currency) && symbol === 'EURC')
+  );
 }
 
 /** Thrown inside the issuance transaction to roll it back. */
@@ -110,30 +127,61 @@ export async function issuePayment(rc: RouterContext, req: PayRequest): Promise<
   const credential = unsigned.finish(bytesToHex(await rc.signer.sign(unsigned.typed, key)));
 
   // The ledger backend: the authorization is backed by the buyer's balance, so the merchant leg moves now.
-  const movements: Movement[] = [{ from: buyer, to: leg.recipient, asset: leg.asset.address, amount: leg.amount, kind: 'router', reference: paymentId }];
-  if (feeNow) movements.push({ from: buyer, to: rc.feeRecipient, asset: leg.asset.address, amount: fees.feeAmount, kind: 'router_fee', reference: paymentId });
+  const movements: Movement[] = [
+    {
+      from: buyer,
+      to: leg.recipient,
+      asset: leg.asset.address,
+      amount: leg.amount,
+      kind: 'router',
+      reference: paymentId,
+    },
+  ];
+  if (feeNow)
+    movements.push({
+      from: buyer,
+      to: rc.feeRecipient,
+      asset: leg.asset.address,
+      amount: fees.feeAmount,
+      kind: 'router_fee',
+      reference: paymentId,
+    });
   const now = ctx.now();
   try {
-    await ctx.db.sql.transaction(async (tx) => {
-      // The unique (user, requestId) key is the durable claim: another process's insert waits for our outcome.
-      // In-process duplicates learn this paymentId only once it committed (claim.spent below): a refusal below
-      // rolls the row back, and they must not be told of a payment that never existed.
-      await insertPaymentIn(tx, row, now);
-      // The cap is checked before the balance: a charge the delegation could not take anyway is a 0003.
-      const charge = { delegationId: req.delegation.id, userId: req.principal.userId, amountCents: fees.capChargedCents };
-      if ((await reserveIn(tx, { ...charge, reference: paymentId, description: `router ${req.mode} ${req.choice.type}` }, now)) === null) {
-        throw new Refused('cap');
-      }
-      try {
-        await applyMovements(tx, movements, now);
-      } catch (err) {
-        throw err instanceof InsufficientFunds ? new Refused('funds') : err;
-      }
-    }, { serializeOn: buyer }); // the buyer's balance and delegation rows: every payment of theirs locks them
+    await ctx.db.sql.transaction(
+      async (tx) => {
+        // The unique (user, requestId) key is the durable claim: another process's insert waits for our outcome.
+        // In-process duplicates learn this paymentId only once it committed (claim.spent below): a refusal below
+        // rolls the row back, and they must not be told of a payment that never existed.
+        await insertPaymentIn(tx, row, now);
+        // The cap is checked before the balance: a charge the delegation could not take anyway is a 0003.
+        const charge = {
+          delegationId: req.delegation.id,
+          userId: req.principal.userId,
+          amountCents: fees.capChargedCents,
+        };
+        if (
+          (await reserveIn(
+            tx,
+            { ...charge, reference: paymentId, description: `router ${req.mode} ${req.choice.type}` },
+            now,
+          )) === null
+        ) {
+          throw new Refused('cap');
+        }
+        try {
+          await applyMovements(tx, movements, now);
+        } catch (err) {
+          throw err instanceof InsufficientFunds ? new Refused('funds') : err;
+        }
+      },
+      { serializeOn: buyer },
+    ); // the buyer's balance and delegation rows: every payment of theirs locks them
   } catch (err) {
     if (isUniqueViolation(err)) throw await duplicateOf(ctx, req.principal.userId, req.requestId, row.authNonce, err);
     if (!(err instanceof Refused)) throw err;
-    if (err.why === 'funds') throw new AppError('BCK.ROUTER.0009', `wallet ${buyer} holds too little ${leg.asset.symbol}`);
+    if (err.why === 'funds')
+      throw new AppError('BCK.ROUTER.0009', `wallet ${buyer} holds too little ${leg.asset.symbol}`);
     const { reason } = await whyCapRefused(ctx, req.delegation.id, now);
     throw new AppError('BCK.ROUTER.0003', reason, { delegationId: req.delegation.id });
   }
@@ -151,14 +199,43 @@ export type PaidOutcome =
  * released (its cap share given back). Whoever moves fee_status off `reserved` moves the money; false if it
  * was no longer reserved. Throws InsufficientFunds when the buyer cannot pay a settled leg.
  */
-async function resolveFeeLegIn(tx: SqlTx, rc: RouterContext, issued: IssuedPayment, buyer: string, settle: boolean, now: Date): Promise<boolean> {
+async function resolveFeeLegIn(
+  tx: SqlTx,
+  rc: RouterContext,
+  issued: IssuedPayment,
+  buyer: string,
+  settle: boolean,
+  now: Date,
+): Promise<boolean> {
   const { row, fees } = issued;
   if (row.feeStatus !== 'reserved') return false;
   if (!settle) {
-    return releaseFeeLegIn(tx, { paymentId: row.id, delegationId: row.delegationId, feeCents: fees.feeCents, description: 'fee leg not settled' }, now);
+    return releaseFeeLegIn(
+      tx,
+      {
+        paymentId: row.id,
+        delegationId: row.delegationId,
+        feeCents: fees.feeCents,
+        description: 'fee leg not settled',
+      },
+      now,
+    );
   }
   if (!(await resolveFeeIn(tx, row.id, 'settled', now))) return false;
-  await applyMovements(tx, [{ from: buyer, to: rc.feeRecipient, asset: row.asset, amount: fees.feeAmount, kind: 'router_fee', reference: row.id }], now);
+  await applyMovements(
+    tx,
+    [
+      {
+        from: buyer,
+        to: rc.feeRecipient,
+        asset: row.asset,
+        amount: fees.feeAmount,
+        kind: 'router_fee',
+        reference: row.id,
+      },
+    ],
+    now,
+  );
   return true;
 }
 
@@ -179,9 +256,16 @@ async function feeOrRelease<T>(settle: boolean, attempt: (settle: boolean) => Pr
  * Settles (`settle`) or releases a fee leg left reserved by finishPayment's `feeAfterBody`, once the streamed
  * answer ended: settled when its whole body reached the caller, released when it broke off.
  */
-export async function finishFeeLeg(rc: RouterContext, issued: IssuedPayment, buyer: string, settle: boolean): Promise<void> {
+export async function finishFeeLeg(
+  rc: RouterContext,
+  issued: IssuedPayment,
+  buyer: string,
+  settle: boolean,
+): Promise<void> {
   const { ctx } = rc;
-  await feeOrRelease(settle, (s) => ctx.db.sql.transaction((tx) => resolveFeeLegIn(tx, rc, issued, buyer, s, ctx.now()), { serializeOn: buyer }));
+  await feeOrRelease(settle, (s) =>
+    ctx.db.sql.transaction((tx) => resolveFeeLegIn(tx, rc, issued, buyer, s, ctx.now()), { serializeOn: buyer }),
+  );
 }
 
 /**
@@ -209,10 +293,13 @@ export async function finishPayment(
   // One transaction: the fee leg settles (2xx) or its cap share is released, once, and the status moves from
   // Issued. A payment its caller recorded /settled meanwhile keeps that status; its fee leg is still resolved.
   const settle = async (tryFee: boolean): Promise<boolean> =>
-    ctx.db.sql.transaction(async (tx) => {
-      if (!feeDeferred) await resolveFeeLegIn(tx, rc, issued, buyer, tryFee, now);
-      return updatePaymentIn(tx, row.id, 'Issued', { status, txHash, failureReason }, now);
-    }, { serializeOn: buyer });
+    ctx.db.sql.transaction(
+      async (tx) => {
+        if (!feeDeferred) await resolveFeeLegIn(tx, rc, issued, buyer, tryFee, now);
+        return updatePaymentIn(tx, row.id, 'Issued', { status, txHash, failureReason }, now);
+      },
+      { serializeOn: buyer },
+    );
   const moved = await feeOrRelease(ok, settle);
   if (!moved) {
     const current = await ctx.db.em().findOne(RouterPayment, { id: row.id }, { fields: ['status', 'txHash'] });

@@ -11,9 +11,33 @@ import { type PaymentRecord, paymentRecord } from './payment-record.js';
 export type NewPayment = Omit<InferEntity<typeof RouterPayment>, 'createdAt' | 'updatedAt'>;
 
 const PAYMENT_COLUMNS = [
-  'id', 'user_id', 'api_key_id', 'request_id', 'delegation_id', 'mode', 'protocol', 'x402version', 'status', 'scheme',
-  'network', 'asset', 'recipient', 'amount', 'amount_raw', 'approx_cents', 'fee_bps', 'fee_amount', 'fee_cents',
-  'cap_charged_cents', 'fee_recipient', 'fee_status', 'resource_url', 'tx_hash', 'failure_reason', 'auth_nonce', 'created_at',
+  'id',
+  'user_id',
+  'api_key_id',
+  'request_id',
+  'delegation_id',
+  'mode',
+  'protocol',
+  'x402version',
+  'status',
+  'scheme',
+  'network',
+  'asset',
+  'recipient',
+  'amount',
+  'amount_raw',
+  'approx_cents',
+  'fee_bps',
+  'fee_amount',
+  'fee_cents',
+  'cap_charged_cents',
+  'fee_recipient',
+  'fee_status',
+  'resource_url',
+  'tx_hash',
+  'failure_reason',
+  'auth_nonce',
+  'created_at',
   'updated_at',
 ] as const;
 const INSERT_PAYMENT = `insert into router_payment (${PAYMENT_COLUMNS.join(', ')}) values (${PAYMENT_COLUMNS.map(() => '?').join(', ')})`;
@@ -24,10 +48,34 @@ const INSERT_PAYMENT = `insert into router_payment (${PAYMENT_COLUMNS.join(', ')
  */
 export async function insertPaymentIn(tx: SqlTx, r: NewPayment, now: Date): Promise<void> {
   await tx.run(INSERT_PAYMENT, [
-    r.id, r.userId, r.apiKeyId, r.requestId ?? null, r.delegationId, r.mode, r.protocol, r.x402Version ?? null, r.status,
-    r.scheme, r.network, r.asset, r.recipient, r.amount, r.amountRaw, r.approxCents, r.feeBps, r.feeAmount, r.feeCents,
-    r.capChargedCents, r.feeRecipient ?? null, r.feeStatus, r.resourceUrl ?? null, r.txHash ?? null, r.failureReason ?? null,
-    r.authNonce ?? null, now, now,
+    r.id,
+    r.userId,
+    r.apiKeyId,
+    r.requestId ?? null,
+    r.delegationId,
+    r.mode,
+    r.protocol,
+    r.x402Version ?? null,
+    r.status,
+    r.scheme,
+    r.network,
+    r.asset,
+    r.recipient,
+    r.amount,
+    r.amountRaw,
+    r.approxCents,
+    r.feeBps,
+    r.feeAmount,
+    r.feeCents,
+    r.capChargedCents,
+    r.feeRecipient ?? null,
+    r.feeStatus,
+    r.resourceUrl ?? null,
+    r.txHash ?? null,
+    r.failureReason ?? null,
+    r.authNonce ?? null,
+    now,
+    now,
   ]);
 }
 
@@ -55,8 +103,16 @@ export async function updatePaymentIn(
  * Takes a reserved fee leg to `settled` or `released` inside the caller's transaction: true for the one caller
  * that moved it (who then moves the money), false if it was no longer reserved.
  */
-export async function resolveFeeIn(tx: SqlTx, paymentId: string, feeStatus: 'settled' | 'released', now: Date): Promise<boolean> {
-  const n = await tx.run("update router_payment set fee_status = ?, updated_at = ? where id = ? and fee_status = 'reserved'", [feeStatus, now, paymentId]);
+export async function resolveFeeIn(
+  tx: SqlTx,
+  paymentId: string,
+  feeStatus: 'settled' | 'released',
+  now: Date,
+): Promise<boolean> {
+  const n = await tx.run(
+    "update router_payment set fee_status = ?, updated_at = ? where id = ? and fee_status = 'reserved'",
+    [feeStatus, now, paymentId],
+  );
   return n === 1;
 }
 
@@ -72,7 +128,16 @@ export async function releaseFeeLegIn(
 ): Promise<boolean> {
   if (!(await resolveFeeIn(tx, leg.paymentId, 'released', now))) return false;
   if (leg.feeCents > 0n) {
-    await releaseIn(tx, { delegationId: leg.delegationId, amountCents: leg.feeCents, reference: leg.paymentId, description: leg.description }, now);
+    await releaseIn(
+      tx,
+      {
+        delegationId: leg.delegationId,
+        amountCents: leg.feeCents,
+        reference: leg.paymentId,
+        description: leg.description,
+      },
+      now,
+    );
   }
   return true;
 }
@@ -83,11 +148,9 @@ export async function setPaymentStatus(
   from: readonly string[],
   to: { status: string; txHash?: string | null; failureReason?: string | null; feeStatus?: string },
 ): Promise<boolean> {
-  const n = await ctx.db.em().nativeUpdate(
-    RouterPayment,
-    { id: paymentId, status: { $in: [...from] } },
-    { ...to, updatedAt: ctx.now() },
-  );
+  const n = await ctx.db
+    .em()
+    .nativeUpdate(RouterPayment, { id: paymentId, status: { $in: [...from] } }, { ...to, updatedAt: ctx.now() });
   return n === 1;
 }
 
@@ -108,29 +171,48 @@ export async function duplicateOf(
   }
   const paid = (await ctx.db.em().findOne(RouterPayment, { userId, authNonce }, { fields: ['id'] }))?.id;
   if (paid !== undefined) {
-    return new AppError('BCK.ROUTER.0013', `this challenge was paid already: payment ${paid}`, { paymentId: paid }, { paymentId: paid });
+    return new AppError(
+      'BCK.ROUTER.0013',
+      `this challenge was paid already: payment ${paid}`,
+      { paymentId: paid },
+      { paymentId: paid },
+    );
   }
   // The row that held the key is gone again (rolled back meanwhile): the original error.
   return cause;
 }
 
 export function duplicateError(paymentId: string): AppError {
-  return new AppError('BCK.ROUTER.0002', `a payment exists for this requestId: ${paymentId}`, { paymentId }, { paymentId });
+  return new AppError(
+    'BCK.ROUTER.0002',
+    `a payment exists for this requestId: ${paymentId}`,
+    { paymentId },
+    { paymentId },
+  );
 }
 
 /** POST /router/payments/{id}/settled: records the on-chain transaction of a minted payment. */
-export async function recordSettled(ctx: ServiceContext, userId: string, paymentId: string, txHash: string): Promise<PaymentRecord> {
+export async function recordSettled(
+  ctx: ServiceContext,
+  userId: string,
+  paymentId: string,
+  txHash: string,
+): Promise<PaymentRecord> {
   // A transaction hash is hex: compared and stored in lower case, so 0xAB.. and 0xab.. are the same hash.
   const hash = txHash.toLowerCase();
   const row = await ctx.db.em().findOne(RouterPayment, { id: paymentId, userId });
   if (row === null) throw new AppError('BCK.ROUTER.0004', `payment ${paymentId} not found`);
-  const sameHash = (r: { status: string; txHash?: string | null | undefined }) => r.status === 'Settled' && r.txHash?.toLowerCase() === hash;
+  const sameHash = (r: { status: string; txHash?: string | null | undefined }) =>
+    r.status === 'Settled' && r.txHash?.toLowerCase() === hash;
   if (sameHash(row)) return paymentRecord(row); // same hash again: no-op
   if (!(await setPaymentStatus(ctx, paymentId, ['Issued'], { status: 'Settled', txHash: hash }))) {
     // Lost a race (another /settled, or the paid call's outcome): read what won; the same hash is still a no-op.
     const now = await ctx.db.em().findOneOrFail(RouterPayment, { id: paymentId });
     if (sameHash(now)) return paymentRecord(now);
-    throw new AppError('BCK.ROUTER.0005', `payment ${paymentId} is ${now.status}${now.txHash ? ' with another txHash' : ''}`);
+    throw new AppError(
+      'BCK.ROUTER.0005',
+      `payment ${paymentId} is ${now.status}${now.txHash ? ' with another txHash' : ''}`,
+    );
   }
   return paymentRecord(await ctx.db.em().findOneOrFail(RouterPayment, { id: paymentId }));
 }
@@ -171,8 +253,25 @@ export async function listPayments(ctx: ServiceContext, userId: string, q: Payme
 }
 
 const CSV_COLUMNS = [
-  'paymentId', 'createdAt', 'status', 'protocol', 'x402Version', 'delegationId', 'requestId', 'recipient', 'amount',
-  'asset', 'network', 'scheme', 'approxCents', 'feeBps', 'feeAmount', 'feeCents', 'capChargedCents', 'txHash', 'resourceUrl',
+  'paymentId',
+  'createdAt',
+  'status',
+  'protocol',
+  'x402Version',
+  'delegationId',
+  'requestId',
+  'recipient',
+  'amount',
+  'asset',
+  'network',
+  'scheme',
+  'approxCents',
+  'feeBps',
+  'feeAmount',
+  'feeCents',
+  'capChargedCents',
+  'txHash',
+  'resourceUrl',
 ] as const;
 
 /** RFC 4180 CSV; cells that a spreadsheet would run as a formula are prefixed with a quote (CWE-1236). */
@@ -184,10 +283,28 @@ export function paymentsCsv(records: readonly PaymentRecord[]): string {
   };
   const lines = records.map((r) =>
     [
-      r.paymentId, r.createdAt, r.status, r.protocol, r.x402Version ?? '', r.delegationId, r.requestId, r.settlement.recipient,
-      r.settlement.amount, r.settlement.asset, r.settlement.network, r.settlement.scheme, r.settlement.approxCents, r.fee.bps,
-      r.fee.amount, r.fee.cents, r.fee.capChargedCents, r.txHash, r.resourceUrl,
-    ].map(cell).join(','),
+      r.paymentId,
+      r.createdAt,
+      r.status,
+      r.protocol,
+      r.x402Version ?? '',
+      r.delegationId,
+      r.requestId,
+      r.settlement.recipient,
+      r.settlement.amount,
+      r.settlement.asset,
+      r.settlement.network,
+      r.settlement.scheme,
+      r.settlement.approxCents,
+      r.fee.bps,
+      r.fee.amount,
+      r.fee.cents,
+      r.fee.capChargedCents,
+      r.txHash,
+      r.resourceUrl,
+    ]
+      .map(cell)
+      .join(','),
   );
   return `${[CSV_COLUMNS.join(','), ...lines].join('\r\n')}\r\n`;
 }
@@ -205,7 +322,11 @@ export function bucketStart(d: Date, g: Granularity): string {
 }
 
 /** Number of the caller's payments matching the listing's filters (the listing returns at most `limit` of them). */
-export async function countPayments(ctx: ServiceContext, userId: string, q: Omit<PaymentQuery, 'limit'>): Promise<number> {
+export async function countPayments(
+  ctx: ServiceContext,
+  userId: string,
+  q: Omit<PaymentQuery, 'limit'>,
+): Promise<number> {
   return ctx.db.em().count(RouterPayment, whereOf(userId, q));
 }
 

@@ -45,7 +45,11 @@ function relayBody(r: Extract<UpstreamResult, { type: 'response' }>): unknown {
  * the relay cap (400 BCK.ROUTER.0001, to-app-error.ts: asking again meets the same answer), naming the limit and
  * the streaming route that takes it. The paid hop's refusal is pay-and-resend's: 502 naming the payment.
  */
-function responseOrThrow(r: UpstreamResult, limit: number, slug: string | undefined): Extract<UpstreamResult, { type: 'response' }> {
+function responseOrThrow(
+  r: UpstreamResult,
+  limit: number,
+  slug: string | undefined,
+): Extract<UpstreamResult, { type: 'response' }> {
   if (r.type === 'response') return r;
   if (r.type === 'refused' && r.reason === REASON.responseTooLarge) {
     throw new AppError(
@@ -101,7 +105,8 @@ export async function routePaid(rc: RouterContext, principal: Principal, body: R
     async (claim) => {
       const url = await targetUrl(rc, body);
       const headers: Record<string, string> = { ...(body.headers ?? {}) };
-      const payload = body.body !== undefined && body.method !== 'GET' ? upstreamPayload(body.body, headers) : undefined;
+      const payload =
+        body.body !== undefined && body.method !== 'GET' ? upstreamPayload(body.body, headers) : undefined;
       // Both hops buffer at most ROUTER_MAX_ROUTE_BODY_BYTES: the answer is parsed and re-serialized whole, which
       // takes many times its size in heap (the streaming relay's 100 MB cap is for /router/proxy).
       const maxBodyBytes = rc.ctx.config.ROUTER_MAX_ROUTE_BODY_BYTES;
@@ -111,7 +116,11 @@ export async function routePaid(rc: RouterContext, principal: Principal, body: R
       // Free: withClaim gives the claim back as the request ends.
       if (probe.status !== 402) return { status: probe.status, body: relayBody(probe), paid: false };
       const answerText = probe.body.length <= MAX_402_BODY_BYTES ? probe.body.toString('utf8') : undefined;
-      const { issued, response: paid, done } = await payAndResend(
+      const {
+        issued,
+        response: paid,
+        done,
+      } = await payAndResend(
         rc,
         principal,
         {
@@ -120,7 +129,10 @@ export async function routePaid(rc: RouterContext, principal: Principal, body: R
           mode: 'route',
           requestId: body.requestId,
           // A slug's upstream is never shown, not even in the ledger: the record names the slug instead.
-          resourceUrl: body.slug === undefined ? url : `slug:${body.slug}${body.path === undefined ? '' : `/${body.path.replace(/^\//, '')}`}`,
+          resourceUrl:
+            body.slug === undefined
+              ? url
+              : `slug:${body.slug}${body.path === undefined ? '' : `/${body.path.replace(/^\//, '')}`}`,
           claim,
           slug: body.slug,
         },

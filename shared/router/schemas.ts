@@ -2,7 +2,11 @@
 import { z } from 'zod';
 import { safePathSegments } from './catalog.js';
 
-export const RequestId = z.string().min(1).max(200).regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces');
+export const RequestId = z
+  .string()
+  .min(1)
+  .max(200)
+  .regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces');
 
 const AbsoluteHttpUrl = z.url({ protocol: /^https?$/ }).max(2048);
 
@@ -10,7 +14,12 @@ export const MintBody = z.object({
   delegationId: z.uuid(),
   protocol: z.enum(['x402', 'mpp']),
   target: z.union([
-    z.object({ accepts: z.array(z.unknown()).min(1).max(64), x402Version: z.union([z.literal(1), z.literal(2)]).default(2) }).loose(),
+    z
+      .object({
+        accepts: z.array(z.unknown()).min(1).max(64),
+        x402Version: z.union([z.literal(1), z.literal(2)]).default(2),
+      })
+      .loose(),
     z.object({ challenge: z.string().min(1).max(16_384) }).loose(),
   ]),
   resourceUrl: AbsoluteHttpUrl.optional(),
@@ -28,11 +37,17 @@ export const RouteBody = z
     slug: z.string().min(1).max(63).optional(),
     path: z.string().max(2048).optional(),
     method: z.enum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']).default('GET'),
-    headers: z.record(z.string().min(1).max(256), HeaderValue).refine((h) => Object.keys(h).length <= 64, 'at most 64 headers').optional(),
+    headers: z
+      .record(z.string().min(1).max(256), HeaderValue)
+      .refine((h) => Object.keys(h).length <= 64, 'at most 64 headers')
+      .optional(),
     body: z.unknown().optional(),
     protocol: z.enum(['x402', 'mpp']).optional(),
   })
-  .refine((b) => (b.url === undefined) !== (b.slug === undefined), { message: 'exactly one of url and slug is required', path: ['url'] })
+  .refine((b) => (b.url === undefined) !== (b.slug === undefined), {
+    message: 'exactly one of url and slug is required',
+    path: ['url'],
+  })
   // Step 1 (DESIGN §7): an unsafe path is refused up front, whatever it would be appended to.
   .refine((b) => b.path === undefined || safePathSegments(b.path) !== undefined, {
     message: 'must be plain path segments (no //, @, .., \\ or absolute URL)',
@@ -40,7 +55,9 @@ export const RouteBody = z
   });
 export type RouteBody = z.output<typeof RouteBody>;
 
-export const SettledBody = z.object({ txHash: z.string().regex(/^0x[0-9a-fA-F]{64}$/, 'must be a 32-byte hex transaction hash') });
+export const SettledBody = z.object({
+  txHash: z.string().regex(/^0x[0-9a-fA-F]{64}$/, 'must be a 32-byte hex transaction hash'),
+});
 
 const MAX_BOUND_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
 
@@ -63,7 +80,8 @@ const queryDate = (end: boolean) =>
 const FromDate = queryDate(false);
 const ToDate = queryDate(true);
 
-const inOrder = (q: { from?: Date | undefined; to?: Date | undefined }) => q.from === undefined || q.to === undefined || q.from <= q.to;
+const inOrder = (q: { from?: Date | undefined; to?: Date | undefined }) =>
+  q.from === undefined || q.to === undefined || q.from <= q.to;
 const ORDER = { message: 'must not be after to', path: ['from'] };
 
 /** Decimal digits only: z.coerce.number() would also read `0x10`, `1e3` or ` 5`. */

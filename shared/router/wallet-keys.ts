@@ -14,7 +14,11 @@ export interface WalletKeyCache {
 export function createWalletKeyCache(ctx: ServiceContext, opts: { max?: number; ttlMs?: number } = {}): WalletKeyCache {
   // ttlAutopurge: without it lru-cache drops an expired entry only when it is next looked up or pushed out, so a
   // key could stay in memory long after its minute.
-  const cache = new LRUCache<string, `0x${string}`>({ max: opts.max ?? 10_000, ttl: opts.ttlMs ?? 60_000, ttlAutopurge: true });
+  const cache = new LRUCache<string, `0x${string}`>({
+    max: opts.max ?? 10_000,
+    ttl: opts.ttlMs ?? 60_000,
+    ttlAutopurge: true,
+  });
   return {
     async get(userId) {
       const hit = cache.get(userId);

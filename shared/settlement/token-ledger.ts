@@ -27,7 +27,10 @@ export interface Movement {
 }
 
 export class InsufficientFunds extends Error {
-  constructor(readonly address: string, readonly asset: string) {
+  constructor(
+    readonly address: string,
+    readonly asset: string,
+  ) {
     super('insufficient funds');
   }
 }
@@ -46,7 +49,10 @@ async function debit(tx: SqlTx, address: string, asset: string, amount: bigint, 
 
 /** Refuses unless `address` holds at least `amount` (a conditional no-op UPDATE, so it also locks the row). */
 async function requireBalance(tx: SqlTx, address: string, asset: string, amount: bigint): Promise<void> {
-  const n = await tx.run('update token_balance set balance = balance where address = ? and asset = ? and balance >= ?', [address, asset, amount]);
+  const n = await tx.run(
+    'update token_balance set balance = balance where address = ? and asset = ? and balance >= ?',
+    [address, asset, amount],
+  );
   if (n !== 1) throw new InsufficientFunds(address, asset);
 }
 
@@ -66,7 +72,8 @@ async function credit(tx: SqlTx, address: string, asset: string, amount: bigint,
   if (n !== 1) throw new AppError('BCK.HTTP.0400', `the balance of ${address} would leave the 64-bit range`);
 }
 
-const JOURNAL_COLUMNS = 'insert into token_ledger (id, tx_id, address, asset, delta, kind, reference, created_at) values ';
+const JOURNAL_COLUMNS =
+  'insert into token_ledger (id, tx_id, address, asset, delta, kind, reference, created_at) values ';
 const JOURNAL_ROW = '(?, ?, ?, ?, ?, ?, ?, ?)';
 
 /**
@@ -91,11 +98,14 @@ export async function applyMovements(tx: SqlTx, movements: readonly Movement[], 
   for (const m of legs) {
     // A payment to oneself nets to zero, so no debit would check it: it still needs the balance (an on-chain
     // transfer of more than the payer holds reverts, self-transfer or not). Pseudo-accounts may go negative.
-    const self = m.from === m.to && m.from !== FAUCET_ACCOUNT && !m.from.startsWith(CARD_ACCOUNT_PREFIX) ? m.amount : 0n;
+    const self =
+      m.from === m.to && m.from !== FAUCET_ACCOUNT && !m.from.startsWith(CARD_ACCOUNT_PREFIX) ? m.amount : 0n;
     change(m.from, m.asset, -m.amount, self);
     change(m.to, m.asset, m.amount);
   }
-  const ordered = [...changes.values()].sort((a, b) => (a.address < b.address ? -1 : a.address > b.address ? 1 : a.asset < b.asset ? -1 : 1));
+  const ordered = [...changes.values()].sort((a, b) =>
+    a.address < b.address ? -1 : a.address > b.address ? 1 : a.asset < b.asset ? -1 : 1,
+  );
   // Every row is touched at its place in address order (the self-payment check too), so PostgreSQL row locks are
   // always taken in one order and two transactions cannot deadlock.
   for (const c of ordered) {
@@ -110,7 +120,13 @@ export async function applyMovements(tx: SqlTx, movements: readonly Movement[], 
       params.push(uuidv7(), txId, m.from, m.asset, -m.amount, m.kind, reference, now);
       params.push(uuidv7(), txId, m.to, m.asset, m.amount, m.kind, reference, now);
     }
-    await tx.run(JOURNAL_COLUMNS + Array(legs.length * 2).fill(JOURNAL_ROW).join(', '), params);
+    await tx.run(
+      JOURNAL_COLUMNS +
+        Array(legs.length * 2)
+          .fill(JOURNAL_ROW)
+          .join(', '),
+      params,
+    );
   }
   return txId;
 }

@@ -46,7 +46,12 @@ function cidr(text: string): { prefix: bigint; bits: number; family: 4 | 6 } {
 
 const refuse = (text: string, reason: string): Rule => ({ kind: 'private', ...cidr(text), reason });
 const always = (text: string, reason: string): Rule => ({ kind: 'always', ...cidr(text), reason });
-const embeds = (text: string, reason: string, shift: bigint): Rule => ({ kind: 'embeds-ipv4', ...cidr(text), reason, shift });
+const embeds = (text: string, reason: string, shift: bigint): Rule => ({
+  kind: 'embeds-ipv4',
+  ...cidr(text),
+  reason,
+  shift,
+});
 
 /** Longest prefix first, so the most specific reason is reported. */
 const byLength = (rules: Rule[]): Rule[] => [...rules].sort((a, b) => b.bits - a.bits);
@@ -112,7 +117,10 @@ const IPV6_RULES = byLength([
   // same reason as 169.254.0.0/16; the /128s give the specific reasons.
   always('fd00:ec2::/32', 'AWS instance services (IPv6; unique local, RFC 4193): metadata, credentials, DNS, time'),
   always('fd00:ec2::254/128', 'AWS instance metadata (IPv6; unique local, RFC 4193)'),
-  always('fd00:ec2::23/128', 'AWS EKS Pod Identity Agent, a credentials metadata endpoint (IPv6; unique local, RFC 4193)'),
+  always(
+    'fd00:ec2::23/128',
+    'AWS EKS Pod Identity Agent, a credentials metadata endpoint (IPv6; unique local, RFC 4193)',
+  ),
   // The GCE metadata server's address for IPv6-only instances.
   always('fd20:ce::254/128', 'GCP instance metadata (IPv6; unique local, RFC 4193)'),
   // IPv6 link-local: never off-link, so never a merchant; the same decision as 169.254.0.0/16.

@@ -8,12 +8,7 @@ import { Agent } from 'undici';
 import { createGuardedConnector } from './guarded-connect.js';
 import { collectBody } from './collect-body.js';
 import { Exchange } from './exchange.js';
-import {
-  type IncomingHeaders,
-  type OutgoingHeaders,
-  type PaymentCredential,
-  scrubRequestHeaders,
-} from './headers.js';
+import { type IncomingHeaders, type OutgoingHeaders, type PaymentCredential, scrubRequestHeaders } from './headers.js';
 import { type UpstreamLimitsInput, parseLimits } from './limits.js';
 import { checkMethod } from './method-policy.js';
 import { type Failed, type Refused, outcomeOf } from './outcomes.js';
@@ -99,7 +94,12 @@ export function createUpstream(opts: UpstreamOptions): Upstream {
 
     // One handler object is the whole exchange: total budget, caller's signal, byte cap and the body (exchange.ts).
     const exchange = new Exchange(
-      { maxBytes, maxHeaderBytes: limits.maxHeaderBytes, maxTotalMs: limits.maxTotalMs, isHead: method.method.toUpperCase() === 'HEAD' },
+      {
+        maxBytes,
+        maxHeaderBytes: limits.maxHeaderBytes,
+        maxTotalMs: limits.maxTotalMs,
+        isHead: method.method.toUpperCase() === 'HEAD',
+      },
       req.signal,
     );
     agent.dispatch(

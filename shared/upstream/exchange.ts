@@ -11,7 +11,10 @@ import { type OutgoingHeaders, foreignTransferCoding, frameNoContent, scrubRespo
 import { type Failed, type Refused, UpstreamFailedError, UpstreamStreamError, codeOf, outcomeOf } from './outcomes.js';
 import { REASON } from './reasons.js';
 
-export type ExchangeResult = { type: 'response'; status: number; headers: OutgoingHeaders; body: Readable } | Refused | Failed;
+export type ExchangeResult =
+  | { type: 'response'; status: number; headers: OutgoingHeaders; body: Readable }
+  | Refused
+  | Failed;
 
 export interface ExchangeLimits {
   /** Largest body handed on; a larger declared length is refused before any of it is read. */
@@ -116,7 +119,12 @@ export class Exchange implements Dispatcher.DispatchHandler {
     }
     const body = new AnswerBody(this);
     this.#body = body;
-    this.#settle({ type: 'response', status: statusCode, headers: frameNoContent(statusCode, scrubResponseHeaders(headers)), body });
+    this.#settle({
+      type: 'response',
+      status: statusCode,
+      headers: frameNoContent(statusCode, scrubResponseHeaders(headers)),
+      body,
+    });
     if (resetContent) this.#resetContent(declared === 0);
     return true;
   }

@@ -42,7 +42,9 @@ export function createGuardedConnector(opts: GuardedConnectOptions): buildConnec
       (lookup) => {
         if (!lookup.ok) {
           const err =
-            lookup.kind === 'refused' ? new UpstreamRefusedError(lookup.reason) : new UpstreamFailedError(lookup.reason);
+            lookup.kind === 'refused'
+              ? new UpstreamRefusedError(lookup.reason)
+              : new UpstreamFailedError(lookup.reason);
           callback(err, null);
           return;
         }

@@ -65,8 +65,9 @@ export const REQUEST_DROPPED_PREFIXES: Readonly<Record<string, string>> = {
 export const RESPONSE_DROPPED: Readonly<Record<string, string>> = {
   ...HOP_BY_HOP,
   'proxy-authenticate': 'a challenge to the next proxy hop, not to our caller (RFC 9110 §11.7.1)',
-  'proxy-authentication-info': 'the next proxy hop\'s authentication result, not our caller\'s (RFC 9110 §11.7.3)',
-  'x-correlation-id': 'ours: the id the caller quotes to support must be the one in our logs, not one the merchant chose',
+  'proxy-authentication-info': "the next proxy hop's authentication result, not our caller's (RFC 9110 §11.7.3)",
+  'x-correlation-id':
+    'ours: the id the caller quotes to support must be the one in our logs, not one the merchant chose',
   'set-cookie':
     "a merchant must not set cookies under this service's origin (session fixation across the proxy's domain)",
   'set-cookie2': 'obsolete cookie header (RFC 2965), dropped for the same reason as set-cookie',
@@ -93,7 +94,12 @@ const REQUEST_PREFIXES = Object.keys(REQUEST_DROPPED_PREFIXES);
  * the only dropped names a credential may go in (draft-ietf-httpauth-payment §5.2 `Authorization`, mppx
  * `Payment-Authorization`; x402 `PAYMENT-SIGNATURE` / `X-PAYMENT`).
  */
-const CREDENTIAL_FIELDS: ReadonlySet<string> = new Set(['authorization', 'payment-authorization', 'payment-signature', 'x-payment']);
+const CREDENTIAL_FIELDS: ReadonlySet<string> = new Set([
+  'authorization',
+  'payment-authorization',
+  'payment-signature',
+  'x-payment',
+]);
 /** Longest credential field name accepted (mppx and the Challenge parser allow 64 characters). */
 const MAX_CREDENTIAL_NAME = 64;
 
@@ -107,11 +113,13 @@ const MAX_CREDENTIAL_NAME = 64;
  * refused name never costs money (DESIGN §7 step 5).
  */
 export function credentialHeaderRefusal(name: string): string | undefined {
-  if (name.length === 0 || name.length > MAX_CREDENTIAL_NAME || !TOKEN.test(name)) return 'not a valid field name (RFC 9110 §5.1)';
+  if (name.length === 0 || name.length > MAX_CREDENTIAL_NAME || !TOKEN.test(name))
+    return 'not a valid field name (RFC 9110 §5.1)';
   const lower = name.toLowerCase();
   if (CREDENTIAL_FIELDS.has(lower)) return undefined;
   if (lower === '__proto__') return 'not a field name';
-  if (Object.hasOwn(REQUEST_DROPPED, lower)) return `the router never sends a merchant-chosen ${lower} (${REQUEST_DROPPED[lower]})`;
+  if (Object.hasOwn(REQUEST_DROPPED, lower))
+    return `the router never sends a merchant-chosen ${lower} (${REQUEST_DROPPED[lower]})`;
   const prefix = REQUEST_PREFIXES.find((p) => lower.startsWith(p));
   if (prefix !== undefined) return `${prefix}* fields are not forwarded (${REQUEST_DROPPED_PREFIXES[prefix]})`;
   if (lower.startsWith('content-')) return 'content-* fields describe the body (RFC 9110 §8), not a credential';
@@ -124,13 +132,17 @@ type NameVerdict = { kind: 'invalid' } | { kind: 'dropped' } | { kind: 'kept'; n
 
 /** A field name's fate in one direction: a pure function of the raw name, memoised (the same few dozen names). */
 function nameVerdicts(exact: Readonly<Record<string, string>>, prefixes: readonly string[], checkToken: boolean) {
-  return boundedMemo((rawName): NameVerdict => {
-    const name = rawName.toLowerCase();
-    if (checkToken && !TOKEN.test(rawName)) return { kind: 'invalid' };
-    // `__proto__` would set the prototype of the plain object the headers are collected in, not a field.
-    if (name === '__proto__' || Object.hasOwn(exact, name) || prefixes.some((p) => name.startsWith(p))) return { kind: 'dropped' };
-    return { kind: 'kept', name };
-  }, { max: 1024, maxKeyLength: 64 });
+  return boundedMemo(
+    (rawName): NameVerdict => {
+      const name = rawName.toLowerCase();
+      if (checkToken && !TOKEN.test(rawName)) return { kind: 'invalid' };
+      // `__proto__` would set the prototype of the plain object the headers are collected in, not a field.
+      if (name === '__proto__' || Object.hasOwn(exact, name) || prefixes.some((p) => name.startsWith(p)))
+        return { kind: 'dropped' };
+      return { kind: 'kept', name };
+    },
+    { max: 1024, maxKeyLength: 64 },
+  );
 }
 
 // Request names are checked against the token grammar (they may come from a JSON body); response names were
@@ -175,7 +187,9 @@ function add(headers: OutgoingHeaders, name: string, value: string | readonly st
 
 /** RFC 9110 §5.5: no CR, LF or NUL in any value (and only strings). */
 const validValue = (value: string | readonly string[]): boolean =>
-  typeof value === 'string' ? !FORBIDDEN_IN_VALUE.test(value) : valuesOf(value).every((v) => typeof v === 'string' && !FORBIDDEN_IN_VALUE.test(v));
+  typeof value === 'string'
+    ? !FORBIDDEN_IN_VALUE.test(value)
+    : valuesOf(value).every((v) => typeof v === 'string' && !FORBIDDEN_IN_VALUE.test(v));
 
 /** Authorization schemes are case-insensitive (RFC 9110 §11.1). */
 const isPaymentScheme = (value: string): boolean => /^\s*payment(\s|$)/i.test(value);
@@ -199,8 +213,14 @@ export function scrubRequestHeaders(
     if (value === undefined) continue;
     const verdict = requestVerdict(rawName);
     if (verdict.kind === 'invalid') return { ok: false, reason: 'a request header has an invalid name' };
-    if (!validValue(value)) return { ok: false, reason: `the request header "${rawName.toLowerCase()}" has an invalid value` };
-    if (verdict.kind === 'dropped' || connectionNamed.has(verdict.name) || (typeof value !== 'string' && value.length === 0)) continue;
+    if (!validValue(value))
+      return { ok: false, reason: `the request header "${rawName.toLowerCase()}" has an invalid value` };
+    if (
+      verdict.kind === 'dropped' ||
+      connectionNamed.has(verdict.name) ||
+      (typeof value !== 'string' && value.length === 0)
+    )
+      continue;
     add(headers, verdict.name, value);
   }
   const auth = extra.upstreamAuthorization;
@@ -213,7 +233,8 @@ export function scrubRequestHeaders(
     // can send a credential under a name that would reframe or reroute the request.
     const refused = credentialHeaderRefusal(extra.credential.name);
     if (refused !== undefined) return { ok: false, reason: `the payment credential field is refused: ${refused}` };
-    if (FORBIDDEN_IN_VALUE.test(extra.credential.value)) return { ok: false, reason: 'the payment credential has an invalid value' };
+    if (FORBIDDEN_IN_VALUE.test(extra.credential.value))
+      return { ok: false, reason: 'the payment credential has an invalid value' };
     // Assigned after the caller's fields: any field of the same name the caller sent is replaced, never merged.
     headers[extra.credential.name.toLowerCase()] = extra.credential.value;
   }

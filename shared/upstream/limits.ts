@@ -13,7 +13,11 @@ export const UpstreamLimitsSchema = z.object({
    *  reader on our side pauses the socket and does not count as silence. */
   bodyTimeoutMs: positiveMs.default(30_000),
   /** Largest answer body relayed or buffered (ROUTER_MAX_RELAY_BYTES). Default 100 MB. */
-  maxBodyBytes: z.number().int().positive().default(100 * 1024 * 1024),
+  maxBodyBytes: z
+    .number()
+    .int()
+    .positive()
+    .default(100 * 1024 * 1024),
   /** The whole exchange, body included (ROUTER_STREAM_MAX_MS). Default 5 min. */
   maxTotalMs: positiveMs.default(300_000),
   /** Largest header section (and trailer section) of an answer, names and values counted (undici's
@@ -21,7 +25,11 @@ export const UpstreamLimitsSchema = z.object({
    *  `--max-http-header-size`, which also governs our inbound servers, so the limit and the refusal that names it
    *  cannot drift apart. A base64 x402 PAYMENT-REQUIRED header spends ~300 bytes an option (measured), so ~50
    *  options fit; a merchant sending more is refused, and undici stops reading at the limit. Not a ROUTER_* setting. */
-  maxHeaderBytes: z.number().int().positive().default(16 * 1024),
+  maxHeaderBytes: z
+    .number()
+    .int()
+    .positive()
+    .default(16 * 1024),
 });
 
 export type UpstreamLimits = z.output<typeof UpstreamLimitsSchema>;

@@ -84,7 +84,9 @@ export function outcomeOf(err: unknown, limits: Pick<UpstreamLimits, 'maxHeaderB
   if (known !== undefined) return { type: 'failed', reason: known };
   // A framing llhttp cannot parse (e.g. Content-Length beside Transfer-Encoding, RFC 9112 §6.3) sometimes comes
   // without an HPE_* code: a malformed answer all the same, not an unknown failure.
-  if (code.startsWith('HPE_') || err instanceof errors.HTTPParserError) return { type: 'failed', reason: REASON.invalidResponse };
-  if (/^(ERR_TLS|ERR_SSL|EPROTO)|CERT|UNABLE_TO_|SELF_SIGNED/.test(code)) return { type: 'failed', reason: REASON.tlsFailed };
+  if (code.startsWith('HPE_') || err instanceof errors.HTTPParserError)
+    return { type: 'failed', reason: REASON.invalidResponse };
+  if (/^(ERR_TLS|ERR_SSL|EPROTO)|CERT|UNABLE_TO_|SELF_SIGNED/.test(code))
+    return { type: 'failed', reason: REASON.tlsFailed };
   return { type: 'failed', reason: REASON.other };
 }

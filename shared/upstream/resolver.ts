@@ -61,7 +61,9 @@ export async function resolveChecked(
     // is the same check where the socket is opened, so no other path to the connector can skip it).
     const verdict = classifyIp(hostname, { allowPrivate: opts.allowPrivate });
     if (!verdict.allowed) {
-      const why = verdict.always ? 'is never a target, not even with private targets allowed' : 'is not a public address';
+      const why = verdict.always
+        ? 'is never a target, not even with private targets allowed'
+        : 'is not a public address';
       return { ok: false, kind: 'refused', reason: `the address ${hostname} ${why}: ${verdict.reason}` };
     }
     return { ok: true, addresses: [{ address: hostname, family: family === 6 ? 6 : 4 }] };
@@ -90,7 +92,9 @@ export async function resolveChecked(
     const verdict = classifyIp(address, { allowPrivate: opts.allowPrivate });
     // The resolved address is not echoed: it may be private DNS data of the operator's network.
     if (!verdict.allowed) {
-      const what = verdict.always ? 'an address that is never a target, not even with private targets allowed' : 'a non-public address';
+      const what = verdict.always
+        ? 'an address that is never a target, not even with private targets allowed'
+        : 'a non-public address';
       return { ok: false, kind: 'refused', reason: `the host "${hostname}" resolves to ${what}: ${verdict.reason}` };
     }
   }

@@ -8,5 +8,7 @@ import type { Failed, Refused } from './outcomes.js';
 
 export function upstreamAppError(outcome: Refused | Failed): AppError {
   if (outcome.type === 'refused') return new AppError('BCK.ROUTER.0001', outcome.reason, { reason: outcome.reason });
-  return new AppError('BCK.HTTP.0502', `The merchant could not be reached: ${outcome.reason}`, { reason: outcome.reason });
+  return new AppError('BCK.HTTP.0502', `The merchant could not be reached: ${outcome.reason}`, {
+    reason: outcome.reason,
+  });
 }

@@ -71,7 +71,8 @@ export function parseTargetUrl(raw: string, opts: { allowPrivate: boolean }): Ta
 
   const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):/.exec(raw)?.[1]?.toLowerCase();
   if (scheme === undefined) return refused('the target URL must be absolute (http:// or https://)');
-  if (scheme !== 'http' && scheme !== 'https') return refused(`the scheme "${scheme}" is not allowed (http and https only)`);
+  if (scheme !== 'http' && scheme !== 'https')
+    return refused(`the scheme "${scheme}" is not allowed (http and https only)`);
   // WHATWG also accepts `http:host`, `http:/host` and `http:///host`; only the unambiguous `scheme://host` is taken.
   const afterScheme = raw.slice(scheme.length + 1);
   if (!afterScheme.startsWith('//') || afterScheme.startsWith('///')) {
@@ -103,7 +104,9 @@ export function parseTargetUrl(raw: string, opts: { allowPrivate: boolean }): Ta
   if (bare === '') return refused('the target URL has no host');
   if (isIP(bare) !== 0) return checkLiteral(url, bare, opts);
   if (METADATA_NAMES.has(bare)) {
-    return refused(`the host "${bare}" is a cloud instance-metadata name: never a target, not even with private targets allowed`);
+    return refused(
+      `the host "${bare}" is a cloud instance-metadata name: never a target, not even with private targets allowed`,
+    );
   }
   if (!opts.allowPrivate && isPrivateName(bare)) return refused(`the host "${bare}" is a local or internal name`);
   return { ok: true, url, host: hostname };

@@ -45,7 +45,12 @@ export async function orderAgainstDelegation(
   }
   const giveBack = async (): Promise<void> => {
     if (price.cents > 0n) {
-      await release(ctx, { delegationId: delegation.id, amountCents: price.cents, reference: orderRef, description: 'x402 auto-order failed' });
+      await release(ctx, {
+        delegationId: delegation.id,
+        amountCents: price.cents,
+        reference: orderRef,
+        description: 'x402 auto-order failed',
+      });
     }
   };
   if (permission.scheme === 'svc:card-delegation') {
@@ -77,7 +82,11 @@ export async function orderAgainstDelegation(
     return { type: 'ordered', orderId: orderRef };
   }
   try {
-    const order = await orderPlan(ctx, { userId: permission.userId, walletAddress: permission.ownerAddress }, String(plan.id));
+    const order = await orderPlan(
+      ctx,
+      { userId: permission.userId, walletAddress: permission.ownerAddress },
+      String(plan.id),
+    );
     return { type: 'ordered', orderId: order.orderId };
   } catch (err) {
     // orderPlan moves nothing unless it commits: give the cap back on any failure.
@@ -109,7 +118,14 @@ async function mintCardOrder(
     });
     await mintLot(
       tx,
-      { planId: plan.id, holderAddress: permission.ownerAddress, amount: plan.creditsAmount, expiresAt: null, kind: 'order', reference: o.orderRef },
+      {
+        planId: plan.id,
+        holderAddress: permission.ownerAddress,
+        amount: plan.creditsAmount,
+        expiresAt: null,
+        kind: 'order',
+        reference: o.orderRef,
+      },
       now,
     );
   });

@@ -51,7 +51,11 @@ function hashOf(token: PermissionToken): string | undefined {
   }
 }
 
-export async function checkPermission(ctx: ServiceContext, caller: Caller, input: PresentedPermission): Promise<PermissionCheck> {
+export async function checkPermission(
+  ctx: ServiceContext,
+  caller: Caller,
+  input: PresentedPermission,
+): Promise<PermissionCheck> {
   const decoded = decodeToken(input.x402AccessToken);
   if (!decoded.ok) return invalid(Reason.invalidToken, decoded.reason);
   const { token } = decoded;
@@ -72,15 +76,21 @@ export async function checkPermission(ctx: ServiceContext, caller: Caller, input
   if (signer === undefined || signer.toLowerCase() !== permission.ownerAddress.toLowerCase()) {
     return invalid(Reason.invalidSignature, 'the token signature does not recover to the permission owner', permission);
   }
-  if (permission.status !== 'Active') return invalid(Reason.permissionRevoked, 'the permission was revoked', permission);
+  if (permission.status !== 'Active')
+    return invalid(Reason.permissionRevoked, 'the permission was revoked', permission);
   if (!input.paymentRequired.accepts.some((o) => matches(o, permission))) {
-    return invalid(Reason.requirementsMismatch, 'no accepted option matches the permission scheme, network, plan and agent', permission);
+    return invalid(
+      Reason.requirementsMismatch,
+      'no accepted option matches the permission scheme, network, plan and agent',
+      permission,
+    );
   }
   let plan: PlanRow;
   try {
     plan = await planOr404(em, permission.planId);
   } catch (err) {
-    if (err instanceof AppError) return invalid(Reason.permissionNotFound, 'the plan of the permission no longer exists', permission);
+    if (err instanceof AppError)
+      return invalid(Reason.permissionNotFound, 'the plan of the permission no longer exists', permission);
     throw err;
   }
   let ownsAgent = false;
@@ -89,10 +99,21 @@ export async function checkPermission(ctx: ServiceContext, caller: Caller, input
     ownsAgent = agent !== null && agent.ownerId === caller.userId;
   }
   if (plan.ownerId !== caller.userId && !ownsAgent) {
-    return invalid(Reason.notAuthorized, 'only the owner of the plan or of the agent may verify or settle this permission', permission);
+    return invalid(
+      Reason.notAuthorized,
+      'only the owner of the plan or of the agent may verify or settle this permission',
+      permission,
+    );
   }
-  if (permission.agentId != null && (await em.count(AgentPlan, { planId: plan.id, agentId: permission.agentId })) === 0) {
-    return invalid(Reason.planNotAttached, `plan ${plan.id} is no longer attached to agent ${permission.agentId}`, permission);
+  if (
+    permission.agentId != null &&
+    (await em.count(AgentPlan, { planId: plan.id, agentId: permission.agentId })) === 0
+  ) {
+    return invalid(
+      Reason.planNotAttached,
+      `plan ${plan.id} is no longer attached to agent ${permission.agentId}`,
+      permission,
+    );
   }
   return { type: 'valid', permission, plan, token };
 }

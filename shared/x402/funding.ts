@@ -45,7 +45,8 @@ export function symbolOfCurrency(currency: string): Asset['symbol'] | undefined 
 }
 
 /** The fiat currency a card delegation is charged in. */
-export const fiatCurrencyOf = (currency: string): string => (currency === 'usdc' ? 'usd' : currency === 'eurc' ? 'eur' : currency);
+export const fiatCurrencyOf = (currency: string): string =>
+  currency === 'usdc' ? 'usd' : currency === 'eurc' ? 'eur' : currency;
 
 /** Which delegation providers may back a permission of each scheme. */
 export function providerFitsScheme(provider: string, scheme: PermissionScheme): boolean {
@@ -70,11 +71,23 @@ export type Fundability = { type: 'fundable' } | { type: 'unfundable'; reason: s
 export function delegationCanPay(d: DelegationSnapshot, plan: PlanRow, price: PlanPrice, now: Date): Fundability {
   const { id, provider, currency, spendingLimitCents, amountSpentCents, expiresAt } = d;
   const status = effectiveStatus(
-    { id, provider, status: d.status, currency, spendingLimitCents, amountSpentCents, expiresAt, transactionCount: 0, createdAt: now },
+    {
+      id,
+      provider,
+      status: d.status,
+      currency,
+      spendingLimitCents,
+      amountSpentCents,
+      expiresAt,
+      transactionCount: 0,
+      createdAt: now,
+    },
     now,
   );
-  if (status === 'Revoked' || status === 'Expired') return { type: 'unfundable', reason: `delegation is ${status.toLowerCase()}` };
-  if (d.planId != null && d.planId !== plan.id) return { type: 'unfundable', reason: 'the delegation is restricted to another plan' };
+  if (status === 'Revoked' || status === 'Expired')
+    return { type: 'unfundable', reason: `delegation is ${status.toLowerCase()}` };
+  if (d.planId != null && d.planId !== plan.id)
+    return { type: 'unfundable', reason: 'the delegation is restricted to another plan' };
   const allowed = d.allowedRecipients;
   if (allowed != null && price.payees.some((p) => !allowed.some((a) => a.toLowerCase() === p.address.toLowerCase()))) {
     return { type: 'unfundable', reason: 'a receiver of the plan is not in allowedRecipients of the delegation' };
@@ -84,7 +97,10 @@ export function delegationCanPay(d: DelegationSnapshot, plan: PlanRow, price: Pl
       return { type: 'unfundable', reason: `plan ${plan.id} is not priced in a stablecoin a delegation can pay` };
     }
     if (symbolOfCurrency(d.currency) !== price.asset.symbol) {
-      return { type: 'unfundable', reason: `a ${d.currency} delegation cannot pay a plan priced in ${price.asset.symbol}` };
+      return {
+        type: 'unfundable',
+        reason: `a ${d.currency} delegation cannot pay a plan priced in ${price.asset.symbol}`,
+      };
     }
   }
   const remaining = d.spendingLimitCents > d.amountSpentCents ? d.spendingLimitCents - d.amountSpentCents : 0n;

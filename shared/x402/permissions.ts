@@ -92,18 +92,28 @@ export function permissionRecord(row: PermissionRow, usedCredits: bigint): Permi
 }
 
 const notFound = (permissionHash: string): AppError =>
-  new AppError('BCK.X402.0001', `permission ${permissionHash.slice(0, 66)} not found`, { permissionHash: permissionHash.slice(0, 66) });
+  new AppError('BCK.X402.0001', `permission ${permissionHash.slice(0, 66)} not found`, {
+    permissionHash: permissionHash.slice(0, 66),
+  });
 
 const badDelegation = (why: string, delegationId: string): AppError =>
   new AppError('BCK.X402.0003', why, { delegationId: delegationId.slice(0, 100) });
 
 /** The delegation a new permission names: the caller's own, of a provider fitting the scheme, still usable. */
-async function backingDelegation(ctx: ServiceContext, caller: PermissionCaller, input: CreatePermissionBody, planId: number) {
+async function backingDelegation(
+  ctx: ServiceContext,
+  caller: PermissionCaller,
+  input: CreatePermissionBody,
+  planId: number,
+) {
   const scheme = input.accepted.scheme;
   const delegationId = input.delegationConfig?.delegationId;
   if (delegationId === undefined) {
     if (scheme === 'svc:card-delegation') {
-      throw new AppError('BCK.HTTP.0400', 'body.delegationConfig.delegationId: required for scheme svc:card-delegation');
+      throw new AppError(
+        'BCK.HTTP.0400',
+        'body.delegationConfig.delegationId: required for scheme svc:card-delegation',
+      );
     }
     return undefined;
   }
@@ -111,21 +121,29 @@ async function backingDelegation(ctx: ServiceContext, caller: PermissionCaller, 
   const d = /^[0-9a-fA-F-]{36}$/.test(delegationId)
     ? await ctx.db.em().findOne(Delegation, { id: delegationId.toLowerCase(), userId: caller.userId })
     : null;
-  if (d === null) throw badDelegation(`delegation ${delegationId.slice(0, 100)} is not a delegation of yours`, delegationId);
+  if (d === null)
+    throw badDelegation(`delegation ${delegationId.slice(0, 100)} is not a delegation of yours`, delegationId);
   if (!providerFitsScheme(d.provider, scheme)) {
     throw badDelegation(`a ${d.provider} delegation cannot back a ${scheme} permission`, delegationId);
   }
-  if (d.planId != null && d.planId !== planId) throw badDelegation('the delegation is restricted to another plan', delegationId);
+  if (d.planId != null && d.planId !== planId)
+    throw badDelegation('the delegation is restricted to another plan', delegationId);
   if (d.apiKeyId != null && caller.apiKeyId !== undefined && d.apiKeyId !== caller.apiKeyId) {
     throw badDelegation('the delegation is bound to another API key', delegationId);
   }
   const status = effectiveStatus(d, ctx.now());
-  if (status === 'Revoked' || status === 'Expired') throw badDelegation(`the delegation is ${status.toLowerCase()}`, delegationId);
+  if (status === 'Revoked' || status === 'Expired')
+    throw badDelegation(`the delegation is ${status.toLowerCase()}`, delegationId);
   return d;
 }
 
 /** Why a subscriber without credits could not pay through the delegation, or undefined when it could. */
-function unfunded(ctx: ServiceContext, delegation: DelegationSnapshot | undefined, plan: PlanRow, now: Date): string | undefined {
+function unfunded(
+  ctx: ServiceContext,
+  delegation: DelegationSnapshot | undefined,
+  plan: PlanRow,
+  now: Date,
+): string | undefined {
   if (delegation === undefined) return 'and the permission names no delegation';
   const f = delegationCanPay(delegation, plan, planPrice(plan, ctx.config.ENVIRONMENT), now);
   return f.type === 'fundable' ? undefined : `and the delegation cannot pay for an order: ${f.reason}`;
@@ -139,18 +157,26 @@ export async function createPermission(
   const em = ctx.db.em();
   const network = NETWORKS[ctx.config.ENVIRONMENT].caip2;
   if (input.accepted.network !== network) {
-    throw new AppError('BCK.HTTP.0400', `body.accepted.network: must be ${network} in the ${ctx.config.ENVIRONMENT} environment`);
+    throw new AppError(
+      'BCK.HTTP.0400',
+      `body.accepted.network: must be ${network} in the ${ctx.config.ENVIRONMENT} environment`,
+    );
   }
   const plan = await planOr404(em, input.accepted.planId);
   const agentId = input.accepted.extra?.agentId;
   if (agentId !== undefined) {
     const agent = await visibleAgentOr404(em, agentId, caller);
     if ((await em.count(AgentPlan, { planId: plan.id, agentId: agent.id })) === 0) {
-      throw new AppError('BCK.X402.0002', `plan ${plan.id} is not attached to agent ${agent.id}`, { planId: String(plan.id), agentId: agent.id });
+      throw new AppError('BCK.X402.0002', `plan ${plan.id} is not attached to agent ${agent.id}`, {
+        planId: String(plan.id),
+        agentId: agent.id,
+      });
     }
   }
   if (!plan.listed) {
-    throw new AppError('BCK.PROTOCOL.0062', `plan ${plan.id} is unlisted and cannot be purchased`, { planId: String(plan.id) });
+    throw new AppError('BCK.PROTOCOL.0062', `plan ${plan.id} is unlisted and cannot be purchased`, {
+      planId: String(plan.id),
+    });
   }
   const delegation = await backingDelegation(ctx, caller, input, plan.id);
   const now = ctx.now();
@@ -185,7 +211,12 @@ export async function createPermission(
     accepted: { ...input.accepted, planId: String(plan.id) },
     payload: {
       signature,
-      authorization: { from: fields.owner, sessionKeysProvider: SESSION_KEYS_PROVIDER, sessionKeys: [], nonce: fields.nonce },
+      authorization: {
+        from: fields.owner,
+        sessionKeysProvider: SESSION_KEYS_PROVIDER,
+        sessionKeys: [],
+        nonce: fields.nonce,
+      },
     },
     extensions: {},
   };
@@ -193,7 +224,10 @@ export async function createPermission(
   // What we hand out must be what verify will accept: same decoder, same hash (catches an oversized token).
   const decoded = decodeToken(x402AccessToken);
   if (!decoded.ok || permissionHashOf(fieldsOf(decoded.token)) !== permissionHash) {
-    throw new AppError('BCK.HTTP.0400', 'the permission does not fit in an x402 access token (resource or accepted too large)');
+    throw new AppError(
+      'BCK.HTTP.0400',
+      'the permission does not fit in an x402 access token (resource or accepted too large)',
+    );
   }
   const row = {
     permissionHash,
@@ -245,7 +279,11 @@ async function ownPermission(em: Em, userId: string, permissionHash: string) {
   return row;
 }
 
-export async function getPermission(ctx: ServiceContext, userId: string, permissionHash: string): Promise<PermissionRecord> {
+export async function getPermission(
+  ctx: ServiceContext,
+  userId: string,
+  permissionHash: string,
+): Promise<PermissionRecord> {
   const em = ctx.db.em();
   const row = await ownPermission(em, userId, permissionHash);
   return permissionRecord(row, row.usedCredits);
@@ -262,6 +300,10 @@ export async function revokePermission(
 ): Promise<{ success: true; permissionHash: string; status: 'Revoked' }> {
   const em = ctx.db.em();
   const row = await ownPermission(em, userId, permissionHash);
-  await em.nativeUpdate(X402Permission, { permissionHash: row.permissionHash, userId, status: 'Active' }, { status: 'Revoked', revokedAt: ctx.now() });
+  await em.nativeUpdate(
+    X402Permission,
+    { permissionHash: row.permissionHash, userId, status: 'Active' },
+    { status: 'Revoked', revokedAt: ctx.now() },
+  );
   return { success: true, permissionHash: row.permissionHash, status: 'Revoked' };
 }

@@ -40,7 +40,8 @@ export const PaymentRequired = z.looseObject({
 });
 export type PaymentRequired = z.infer<typeof PaymentRequired>;
 
-const Hex = (bytes: number) => z.string().regex(new RegExp(`^0x[0-9a-fA-F]{${bytes * 2}}$`), `must be ${bytes} bytes of hex`);
+const Hex = (bytes: number) =>
+  z.string().regex(new RegExp(`^0x[0-9a-fA-F]{${bytes * 2}}$`), `must be ${bytes} bytes of hex`);
 
 export const PermissionToken = z.object({
   x402Version: z.literal(2),

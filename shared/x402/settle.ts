@@ -92,7 +92,13 @@ async function burnOnce(
       await burnLots(
         tx,
         ctx.db.dialect,
-        { planId: plan.id, holderAddress: permission.ownerAddress, amount: input.maxAmount, kind: 'redeem', reference: settlementId },
+        {
+          planId: plan.id,
+          holderAddress: permission.ownerAddress,
+          amount: input.maxAmount,
+          kind: 'redeem',
+          reference: settlementId,
+        },
         now,
       );
       const res = await tx.execute<QueryResult>(
@@ -112,7 +118,12 @@ async function burnOnce(
   }
 }
 
-async function firstResult(ctx: ServiceContext, permission: PermissionRow, plan: PlanRow, agentRequestId: string): Promise<SettleResponse> {
+async function firstResult(
+  ctx: ServiceContext,
+  permission: PermissionRow,
+  plan: PlanRow,
+  agentRequestId: string,
+): Promise<SettleResponse> {
   const em = ctx.db.em();
   const rows = await em.execute<{ id: string; credits_redeemed: string; order_id: string | null }[]>(
     'select id, cast(credits_redeemed as text) as credits_redeemed, order_id from x402_settlement where permission_hash = ? and agent_request_id = ?',
@@ -142,14 +153,24 @@ const failure = (permission: PermissionRow, errorReason: string, errorMessage: s
   network: permission.network,
 });
 
-async function insufficient(ctx: ServiceContext, permission: PermissionRow, plan: PlanRow, maxAmount: bigint, why: string): Promise<AppError> {
+async function insufficient(
+  ctx: ServiceContext,
+  permission: PermissionRow,
+  plan: PlanRow,
+  maxAmount: bigint,
+  why: string,
+): Promise<AppError> {
   const balance = await creditBalance(ctx.db.em(), plan.id, permission.ownerAddress, ctx.now());
-  return new AppError('BCK.CREDITS.0003', `${permission.ownerAddress} holds ${balance} credits of plan ${plan.id}; ${maxAmount} needed${why}`, {
-    planId: String(plan.id),
-    holderAddress: permission.ownerAddress,
-    balance: toWire(balance),
-    required: toWire(maxAmount),
-  });
+  return new AppError(
+    'BCK.CREDITS.0003',
+    `${permission.ownerAddress} holds ${balance} credits of plan ${plan.id}; ${maxAmount} needed${why}`,
+    {
+      planId: String(plan.id),
+      holderAddress: permission.ownerAddress,
+      balance: toWire(balance),
+      required: toWire(maxAmount),
+    },
+  );
 }
 
 /**
@@ -171,7 +192,12 @@ export async function settlePermission(
   return settling(key, () => settleOnce(ctx, caller, input, deps));
 }
 
-async function settleOnce(ctx: ServiceContext, caller: Caller, input: SettleInput, deps: SettleDeps): Promise<SettleResponse> {
+async function settleOnce(
+  ctx: ServiceContext,
+  caller: Caller,
+  input: SettleInput,
+  deps: SettleDeps,
+): Promise<SettleResponse> {
   const checked = await checkPermission(ctx, caller, input);
   if (checked.type === 'invalid') {
     const { reason, message, payer, network } = checked;
@@ -210,17 +236,21 @@ async function settleOnce(ctx: ServiceContext, caller: Caller, input: SettleInpu
   // The held credits do not cover the call: buying is the only way on, and an unlisted plan cannot be bought.
   if (!plan.listed) {
     if (permission.scheme === 'svc:card-delegation') {
-      throw new AppError('BCK.PROTOCOL.0062', `plan ${plan.id} is unlisted and cannot be purchased`, { planId: String(plan.id) });
+      throw new AppError('BCK.PROTOCOL.0062', `plan ${plan.id} is unlisted and cannot be purchased`, {
+        planId: String(plan.id),
+      });
     }
     return failure(permission, Reason.unlistedPlan, `plan ${plan.id} is unlisted and cannot be purchased`);
   }
-  if (permission.delegationId == null) throw await insufficient(ctx, permission, plan, input.maxAmount, ' and the permission names no delegation');
+  if (permission.delegationId == null)
+    throw await insufficient(ctx, permission, plan, input.maxAmount, ' and the permission names no delegation');
   const balance = await creditBalance(ctx.db.em(), plan.id, permission.ownerAddress, ctx.now());
   if (balance + plan.creditsAmount < input.maxAmount) {
     throw await insufficient(ctx, permission, plan, input.maxAmount, '; one order of the plan would not cover it');
   }
   const order = await orderAgainstDelegation(ctx, permission, plan, deps.cards ?? sandboxCardProcessor(ctx));
-  if (order.type === 'refused') throw await insufficient(ctx, permission, plan, input.maxAmount, `; the auto-order was refused: ${order.reason}`);
+  if (order.type === 'refused')
+    throw await insufficient(ctx, permission, plan, input.maxAmount, `; the auto-order was refused: ${order.reason}`);
 
   const second = await burnOnce(ctx, permission, plan, input, order.orderId);
   switch (second.type) {

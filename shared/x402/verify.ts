@@ -25,13 +25,19 @@ export type Coverage = { type: 'covered' } | { type: 'by-order' } | { type: 'sho
  * Whether `maxAmount` can be paid now: by the credits held, or by one order against the permission's delegation
  * followed by a burn. For erc4337 the custodial wallet pays the order, so its token balance must cover the price.
  */
-export async function coverage(ctx: ServiceContext, permission: PermissionRow, plan: PlanRow, maxAmount: bigint): Promise<Coverage> {
+export async function coverage(
+  ctx: ServiceContext,
+  permission: PermissionRow,
+  plan: PlanRow,
+  maxAmount: bigint,
+): Promise<Coverage> {
   const em = ctx.db.em();
   const now = ctx.now();
   const balance = await creditBalance(em, plan.id, permission.ownerAddress, now);
   if (balance >= maxAmount) return { type: 'covered' };
   const short = `${permission.ownerAddress} holds ${balance} credits of plan ${plan.id}; ${maxAmount} needed`;
-  if (permission.delegationId == null) return { type: 'short', message: `${short} and the permission names no delegation` };
+  if (permission.delegationId == null)
+    return { type: 'short', message: `${short} and the permission names no delegation` };
   if (balance + plan.creditsAmount < maxAmount) {
     return { type: 'short', message: `${short}, more than one order of the plan grants` };
   }
@@ -39,7 +45,8 @@ export async function coverage(ctx: ServiceContext, permission: PermissionRow, p
   if (delegation === null) return { type: 'short', message: `${short} and the delegation is gone` };
   const price = planPrice(plan, ctx.config.ENVIRONMENT);
   const fundable = delegationCanPay(delegation, plan, price, now);
-  if (fundable.type === 'unfundable') return { type: 'short', message: `${short} and the delegation cannot pay for an order: ${fundable.reason}` };
+  if (fundable.type === 'unfundable')
+    return { type: 'short', message: `${short} and the delegation cannot pay for an order: ${fundable.reason}` };
   if (permission.scheme === 'svc:erc4337' && price.atomic > 0n) {
     const funds = await balanceOf(ctx, permission.ownerAddress, plan.tokenAddress);
     if (funds < price.atomic) return { type: 'short', message: `${short} and the wallet cannot pay for an order` };
@@ -55,14 +62,26 @@ export async function verifyPermission(
   const checked = await checkPermission(ctx, caller, input);
   if (checked.type === 'invalid') {
     const { reason, message, payer, network } = checked;
-    return { isValid: false, invalidReason: reason, invalidMessage: message, ...(payer === undefined ? {} : { payer }), ...(network === undefined ? {} : { network }) };
+    return {
+      isValid: false,
+      invalidReason: reason,
+      invalidMessage: message,
+      ...(payer === undefined ? {} : { payer }),
+      ...(network === undefined ? {} : { network }),
+    };
   }
   const { permission, plan } = checked;
   const who = { payer: permission.ownerAddress, network: permission.network };
   if (!plan.listed) {
-    return { isValid: false, invalidReason: Reason.unlistedPlan, invalidMessage: `plan ${plan.id} is unlisted`, ...who };
+    return {
+      isValid: false,
+      invalidReason: Reason.unlistedPlan,
+      invalidMessage: `plan ${plan.id} is unlisted`,
+      ...who,
+    };
   }
   const cover = await coverage(ctx, permission, plan, input.maxAmount);
-  if (cover.type === 'short') return { isValid: false, invalidReason: Reason.insufficientCredits, invalidMessage: cover.message, ...who };
+  if (cover.type === 'short')
+    return { isValid: false, invalidReason: Reason.insufficientCredits, invalidMessage: cover.message, ...who };
   return { isValid: true, ...who };
 }

@@ -9,7 +9,11 @@ export interface Listener {
   accepted: number;
 }
 
-export async function listen(host: string, port = 0, response = 'HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n'): Promise<Listener> {
+export async function listen(
+  host: string,
+  port = 0,
+  response = 'HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n',
+): Promise<Listener> {
   const l: Listener = { server: createServer(), port: 0, accepted: 0 };
   l.server.on('connection', (socket) => {
     l.accepted++;

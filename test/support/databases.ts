@@ -31,7 +31,8 @@ export function postgresAvailable(): Promise<boolean> {
       await c.end();
       return true;
     } catch {
-      if (process.env.CI === 'true') throw new Error(`PostgreSQL is required in CI and not reachable at ${PG_ADMIN_URL}`);
+      if (process.env.CI === 'true')
+        throw new Error(`PostgreSQL is required in CI and not reachable at ${PG_ADMIN_URL}`);
       process.stderr.write(`\n!!! PostgreSQL not reachable at ${PG_ADMIN_URL}: PostgreSQL tests are SKIPPED !!!\n\n`);
       return false;
     }

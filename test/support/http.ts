@@ -8,7 +8,12 @@ export interface ApiResponse<T = unknown> {
 export interface ApiClient {
   readonly baseUrl: string;
   readonly apiKey: string | undefined;
-  call<T = any>(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<ApiResponse<T>>;
+  call<T = any>(
+    method: string,
+    path: string,
+    body?: unknown,
+    headers?: Record<string, string>,
+  ): Promise<ApiResponse<T>>;
   get<T = any>(path: string): Promise<ApiResponse<T>>;
   post<T = any>(path: string, body?: unknown): Promise<ApiResponse<T>>;
   put<T = any>(path: string, body?: unknown): Promise<ApiResponse<T>>;
@@ -39,7 +44,11 @@ export function apiClient(baseUrl: string, apiKey?: string): ApiClient {
         init.body = JSON.stringify(body);
         init.headers = { 'content-type': 'application/json', ...auth(), ...headers };
       }
-      return toResponse(await fetch(`${baseUrl}${path}`, init).catch((e: Error) => { throw new Error(`fetch ${method} ${path}: ${String((e as { cause?: unknown }).cause ?? e)}`); })) as Promise<ApiResponse<never>>;
+      return toResponse(
+        await fetch(`${baseUrl}${path}`, init).catch((e: Error) => {
+          throw new Error(`fetch ${method} ${path}: ${String((e as { cause?: unknown }).cause ?? e)}`);
+        }),
+      ) as Promise<ApiResponse<never>>;
     },
     get: (path) => client.call('GET', path),
     post: (path, body) => client.call('POST', path, body),
@@ -47,7 +56,11 @@ export function apiClient(baseUrl: string, apiKey?: string): ApiClient {
     del: (path) => client.call('DELETE', path),
     async raw(method, path, body, headers = {}) {
       return toResponse(
-        await fetch(`${baseUrl}${path}`, { method, body, headers: { 'content-type': 'application/json', ...auth(), ...headers } }),
+        await fetch(`${baseUrl}${path}`, {
+          method,
+          body,
+          headers: { 'content-type': 'application/json', ...auth(), ...headers },
+        }),
       );
     },
   };

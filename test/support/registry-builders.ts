@@ -37,7 +37,10 @@ export function agentBody(overrides: Overrides = {}): Record<string, unknown> {
     name: 'Weather agent',
     description: 'Answers questions about the weather',
     tags: ['weather', 'test'],
-    endpoints: [{ POST: 'https://agent.example.com/api/v1/ask' }, { GET: 'https://agent.example.com/api/v1/tasks/:taskId' }],
+    endpoints: [
+      { POST: 'https://agent.example.com/api/v1/ask' },
+      { GET: 'https://agent.example.com/api/v1/tasks/:taskId' },
+    ],
     agentDefinitionUrl: 'https://agent.example.com/openapi.json',
     ...overrides,
   };

@@ -30,7 +30,13 @@ export const PAID_ENV = {
 export type User = Awaited<ReturnType<Stack['user']>>;
 
 /** Funds a user's custodial wallet in the ledger (what the router spends) and on the merchants' stub chain. */
-export async function fund(stack: Stack, chain: StubChain | undefined, user: { walletAddress: string }, amount: bigint, asset = USDC): Promise<void> {
+export async function fund(
+  stack: Stack,
+  chain: StubChain | undefined,
+  user: { walletAddress: string },
+  amount: bigint,
+  asset = USDC,
+): Promise<void> {
   await faucet(stack.ctx, user.walletAddress, asset.address, amount);
   chain?.mint(asset.address, user.walletAddress, amount);
 }
@@ -39,8 +45,17 @@ export async function ledgerBalance(stack: Stack, address: string, asset = USDC)
   return balanceOf(stack.ctx, getAddress(address), asset.address);
 }
 
-export async function createDelegation(user: User, spendingLimitCents: number | string, extra: Record<string, unknown> = {}): Promise<string> {
-  const r = await user.api.post('/delegation/create', { provider: 'erc4337', spendingLimitCents, durationSecs: 3600, ...extra });
+export async function createDelegation(
+  user: User,
+  spendingLimitCents: number | string,
+  extra: Record<string, unknown> = {},
+): Promise<string> {
+  const r = await user.api.post('/delegation/create', {
+    provider: 'erc4337',
+    spendingLimitCents,
+    durationSecs: 3600,
+    ...extra,
+  });
   if (r.status !== 201) throw new Error(`delegation/create: ${r.status} ${r.text}`);
   return r.body.delegationId as string;
 }
@@ -70,8 +85,17 @@ export interface Merchants {
 }
 
 /** The three official-library merchants at `usdcAmount` atomic (the MPP one at the same price). */
-export async function startMerchants(usdcAmount = 10_000n, chain = new StubChain(CHAIN_ID, [USDC, EURC])): Promise<Merchants> {
-  const v2 = await startX402V2Merchant({ chain, payTo: MERCHANT_V2, usdcAmount: usdcAmount.toString(), usdc: USDC, eurc: EURC });
+export async function startMerchants(
+  usdcAmount = 10_000n,
+  chain = new StubChain(CHAIN_ID, [USDC, EURC]),
+): Promise<Merchants> {
+  const v2 = await startX402V2Merchant({
+    chain,
+    payTo: MERCHANT_V2,
+    usdcAmount: usdcAmount.toString(),
+    usdc: USDC,
+    eurc: EURC,
+  });
   const v1 = await startX402V1Merchant({ chain, payTo: MERCHANT_V1, usdcAmount: usdcAmount.toString(), usdc: USDC });
   const display = (Number(usdcAmount) / 1e6).toFixed(6).replace(/0+$/, '').replace(/\.$/, '');
   const mpp = await startMppxMerchant({ chain, recipient: MERCHANT_MPP, amount: display });
@@ -92,7 +116,9 @@ export interface ScriptedMerchant extends Running {
 }
 
 /** A plain node:http merchant whose answers the test writes; it records the request headers it saw. */
-export async function scriptedMerchant(handler: (req: IncomingMessage, res: ServerResponse, n: number) => void | Promise<void>): Promise<ScriptedMerchant> {
+export async function scriptedMerchant(
+  handler: (req: IncomingMessage, res: ServerResponse, n: number) => void | Promise<void>,
+): Promise<ScriptedMerchant> {
   const seen: IncomingHttpHeaders[] = [];
   const running = await listen((req, res) => {
     seen.push(req.headers);
@@ -129,7 +155,8 @@ export async function mppOnlyMerchant(mpp: MppxMerchant): Promise<ScriptedMercha
     const r = await fetch(mpp.url + (req.url ?? '/'), { method: req.method ?? 'GET', headers });
     const out: Record<string, string> = {};
     r.headers.forEach((v, k) => {
-      if (!['payment-required', 'content-length', 'transfer-encoding', 'connection', 'content-encoding'].includes(k)) out[k] = v;
+      if (!['payment-required', 'content-length', 'transfer-encoding', 'connection', 'content-encoding'].includes(k))
+        out[k] = v;
     });
     res.writeHead(r.status, out);
     res.end(Buffer.from(await r.arrayBuffer()));

@@ -3,7 +3,14 @@
 import type { CreatedUser } from '../../shared/accounts/users.js';
 import { faucet } from '../../shared/settlement/token-ledger.js';
 import type { ApiClient } from './http.js';
-import { type AgentRecord, type PlanRecord, TOKEN_ADDRESS, attachPlan, createAgent, createPlan } from './registry-builders.js';
+import {
+  type AgentRecord,
+  type PlanRecord,
+  TOKEN_ADDRESS,
+  attachPlan,
+  createAgent,
+  createPlan,
+} from './registry-builders.js';
 import type { Stack } from './stack.js';
 
 export const SANDBOX_NETWORK = 'eip155:84532';
@@ -52,7 +59,12 @@ export function permissionBody(o: PermissionOptions): Record<string, unknown> {
 }
 
 /** The PaymentRequired object a seller answers with for this plan (and agent). */
-export function paymentRequired(o: { planId: string; agentId?: string; scheme?: string; network?: string }): Record<string, unknown> {
+export function paymentRequired(o: {
+  planId: string;
+  agentId?: string;
+  scheme?: string;
+  network?: string;
+}): Record<string, unknown> {
   return {
     x402Version: 2,
     error: 'Payment required',
@@ -69,7 +81,12 @@ export function paymentRequired(o: { planId: string; agentId?: string; scheme?: 
   };
 }
 
-export async function mint(owner: ApiClient, planId: string, holderAddress: string, amount: number | string): Promise<void> {
+export async function mint(
+  owner: ApiClient,
+  planId: string,
+  holderAddress: string,
+  amount: number | string,
+): Promise<void> {
   const r = await owner.post('/protocol/plans/mint', { planId, holderAddress, amount: String(amount) });
   if (r.status !== 200) throw new Error(`mint failed: ${r.status} ${JSON.stringify(r.body)}`);
 }
@@ -92,7 +109,10 @@ export async function delegation(api: ApiClient, body: Record<string, unknown>):
 }
 
 /** Creates a permission and returns its 201 body (throws on any other status). */
-export async function permission(api: ApiClient, o: PermissionOptions): Promise<{ permissionHash: string; x402AccessToken: string } & Record<string, unknown>> {
+export async function permission(
+  api: ApiClient,
+  o: PermissionOptions,
+): Promise<{ permissionHash: string; x402AccessToken: string } & Record<string, unknown>> {
   const r = await api.post('/x402/permissions', permissionBody(o));
   if (r.status !== 201) throw new Error(`permission failed: ${r.status} ${JSON.stringify(r.body)}`);
   return r.body;

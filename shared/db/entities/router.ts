@@ -51,7 +51,10 @@ export const RouterPayment = defineEntity({
     /** The signed EIP-3009 authorization's nonce (0x + 64 hex); null on rows written before it was kept. */
     authNonce: p.string().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
-    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+    updatedAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
   },
 });
 

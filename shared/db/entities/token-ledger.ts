@@ -9,7 +9,10 @@ export const TokenBalance = defineEntity({
     address: p.string().primary(),
     asset: p.string().primary(),
     balance: p.type(Int64Type).default(0),
-    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+    updatedAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
   },
 });
 

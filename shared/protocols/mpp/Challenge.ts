@@ -316,7 +316,10 @@ export const ChallengeParams = z.object({
   id: z.string().min(1).max(1024),
   realm: z.string().max(1024),
   // mppx: method names are lowercase per spec.
-  method: z.string().max(64).regex(/^[a-z][a-z0-9:_-]*$/, 'method must be lowercase'),
+  method: z
+    .string()
+    .max(64)
+    .regex(/^[a-z][a-z0-9:_-]*$/, 'method must be lowercase'),
   intent: z.string().max(64),
   request: z.string().max(MAX_REQUEST_CHARS),
   expires: z
@@ -325,9 +328,17 @@ export const ChallengeParams = z.object({
     .refine((v) => DATETIME.test(v) && Number.isFinite(Date.parse(v)), 'expires must be an RFC 3339 date-time')
     .optional(),
   description: z.string().max(4096).optional(),
-  digest: z.string().max(512).regex(/^sha-256=/, 'digest must be sha-256=...').optional(),
+  digest: z
+    .string()
+    .max(512)
+    .regex(/^sha-256=/, 'digest must be sha-256=...')
+    .optional(),
   opaque: z.string().max(4096).optional(),
-  header: z.string().max(64).regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, 'header must be a field name').optional(),
+  header: z
+    .string()
+    .max(64)
+    .regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, 'header must be a field name')
+    .optional(),
 });
 
 function toPaymentChallenge(raw: RawChallenge): { ok: true; value: PaymentChallenge } | { ok: false; reason: string } {
@@ -336,7 +347,10 @@ function toPaymentChallenge(raw: RawChallenge): { ok: true; value: PaymentChalle
   const parsed = ChallengeParams.safeParse(Object.fromEntries(raw.params));
   if (!parsed.success) {
     const first = parsed.error.issues[0];
-    return { ok: false, reason: first === undefined ? 'invalid' : `${first.path.map(String).join('.')}: ${first.message}` };
+    return {
+      ok: false,
+      reason: first === undefined ? 'invalid' : `${first.path.map(String).join('.')}: ${first.message}`,
+    };
   }
   const request = deserializeRequest(parsed.data.request);
   if (request.type === 'invalid') return { ok: false, reason: request.reason };
@@ -366,7 +380,8 @@ export function fromParams(p: z.infer<typeof ChallengeParams>, requestJson: Reco
  */
 export function deserializeList(header: string): Decoded<ParsedChallenges> {
   if (typeof header !== 'string') return invalid('not a string');
-  if (header.length > MAX_HEADER_CHARS) return invalid(`WWW-Authenticate is longer than ${MAX_HEADER_CHARS} characters`);
+  if (header.length > MAX_HEADER_CHARS)
+    return invalid(`WWW-Authenticate is longer than ${MAX_HEADER_CHARS} characters`);
   const challenges: PaymentChallenge[] = [];
   const rejected: { index: number; reason: string }[] = [];
   scan(header).forEach((raw, index) => {

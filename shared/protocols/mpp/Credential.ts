@@ -7,7 +7,15 @@
 // orders the fields alphabetically): description, digest, expires, header, id, intent, method, realm, opaque,
 // request; then payload; then source. test/protocols-mpp.test.ts compares our bytes with mppx's.
 import { z } from 'zod';
-import { type Decoded, decodeBase64Url, decoded, encodeBase64Url, invalid, isJsonObject, parseJson } from '../encoding.js';
+import {
+  type Decoded,
+  decodeBase64Url,
+  decoded,
+  encodeBase64Url,
+  invalid,
+  isJsonObject,
+  parseJson,
+} from '../encoding.js';
 import { ChallengeParams, type PaymentChallenge, fromParams } from './Challenge.js';
 import { deserialize as deserializeRequest } from './PaymentRequest.js';
 
@@ -69,7 +77,9 @@ export function deserialize(header: string): Decoded<Credential> {
   const parsed = Wire.safeParse(json.value);
   if (!parsed.success) {
     const first = parsed.error.issues[0];
-    return invalid(first === undefined ? 'invalid credential' : `${first.path.map(String).join('.')}: ${first.message}`);
+    return invalid(
+      first === undefined ? 'invalid credential' : `${first.path.map(String).join('.')}: ${first.message}`,
+    );
   }
   const c = parsed.data.challenge;
   const request = deserializeRequest(c.request);

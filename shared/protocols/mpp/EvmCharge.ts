@@ -42,7 +42,10 @@ export const EvmChargeRequest = z.looseObject({
     credentialTypes: z.array(z.string().max(64)).max(16).optional(),
     decimals: z.number().int().min(0).max(77).optional(),
     permit2Address: HexAddress.optional(),
-    splits: z.array(z.looseObject({ amount: UintString, recipient: HexAddress })).max(64).optional(),
+    splits: z
+      .array(z.looseObject({ amount: UintString, recipient: HexAddress }))
+      .max(64)
+      .optional(),
   }),
 });
 export type EvmChargeRequest = z.infer<typeof EvmChargeRequest>;
@@ -80,40 +83,66 @@ export interface MppChoice {
 type Judged = { ok: true; choice: MppChoice } | { ok: false; rejection: Rejection };
 
 function judge(index: number, challenge: PaymentChallenge, o: MppChooseOptions): Judged {
-  const reject = (reason: ChoiceReason, detail: string): Judged => ({ ok: false, rejection: { index, reason, detail } });
+  const reject = (reason: ChoiceReason, detail: string): Judged => ({
+    ok: false,
+    rejection: { index, reason, detail },
+  });
   if (challenge.method !== METHOD) return reject(ChoiceReason.unsupportedMethod, `method ${clip(challenge.method)}`);
   if (challenge.intent !== INTENT) return reject(ChoiceReason.unsupportedIntent, `intent ${clip(challenge.intent)}`);
   const parsed = EvmChargeRequest.safeParse(challenge.requestJson);
   if (!parsed.success) {
     const first = parsed.error.issues[0];
-    return reject(ChoiceReason.malformedOption, first === undefined ? 'request' : `request.${first.path.map(String).join('.')}: ${first.message}`);
+    return reject(
+      ChoiceReason.malformedOption,
+      first === undefined ? 'request' : `request.${first.path.map(String).join('.')}: ${first.message}`,
+    );
   }
   const request = parsed.data;
   const network = NETWORKS[o.environment];
   const chainId = request.methodDetails.chainId;
   const funded =
-    chainId === network.chainId && (o.fundedNetworks === undefined || o.fundedNetworks.some((n) => n === network.caip2 || n === network.name));
+    chainId === network.chainId &&
+    (o.fundedNetworks === undefined || o.fundedNetworks.some((n) => n === network.caip2 || n === network.name));
   if (!funded) return reject(ChoiceReason.networkNotFunded, `chainId ${chainId}`);
   const allowlist = o.assets ?? network.assets;
   const asset = allowlist.find((a) => a.address.toLowerCase() === request.currency.toLowerCase());
-  if (asset === undefined) return reject(ChoiceReason.currencyNotAllowed, `currency ${request.currency} on eip155:${chainId}`);
+  if (asset === undefined)
+    return reject(ChoiceReason.currencyNotAllowed, `currency ${request.currency} on eip155:${chainId}`);
   if (!(request.methodDetails.credentialTypes ?? []).includes(CREDENTIAL_TYPE)) {
-    return reject(ChoiceReason.unsupportedCredentialType, `credentialTypes ${clip(request.methodDetails.credentialTypes ?? [])}`);
+    return reject(
+      ChoiceReason.unsupportedCredentialType,
+      `credentialTypes ${clip(request.methodDetails.credentialTypes ?? [])}`,
+    );
   }
   // Refused here, while choosing, never after the payment: a credential that cannot be sent is money lost.
   const refusedHeader = challenge.header === undefined ? undefined : o.credentialHeaderRefusal?.(challenge.header);
-  if (refusedHeader !== undefined) return reject(ChoiceReason.unsupportedCredentialHeader, `header ${clip(challenge.header)}: ${refusedHeader}`);
-  if ((request.methodDetails.splits ?? []).length > 0) return reject(ChoiceReason.splitsNotSupported, `${request.methodDetails.splits?.length} splits`);
+  if (refusedHeader !== undefined)
+    return reject(ChoiceReason.unsupportedCredentialHeader, `header ${clip(challenge.header)}: ${refusedHeader}`);
+  if ((request.methodDetails.splits ?? []).length > 0)
+    return reject(ChoiceReason.splitsNotSupported, `${request.methodDetails.splits?.length} splits`);
   if (challenge.expires !== undefined) {
     const now = o.nowMs ?? Date.now();
-    if (Date.parse(challenge.expires) - now < MIN_REMAINING_SECONDS * 1000) return reject(ChoiceReason.challengeExpired, `expires ${challenge.expires}`);
+    if (Date.parse(challenge.expires) - now < MIN_REMAINING_SECONDS * 1000)
+      return reject(ChoiceReason.challengeExpired, `expires ${challenge.expires}`);
   }
   const amount = BigInt(request.amount);
-  if (amount <= 0n || amount > MAX_INT64) return reject(ChoiceReason.amountOutOfRange, `amount ${clip(request.amount)}`);
-  if (!recipientAllowed(request.recipient, o.allowedRecipients)) return reject(ChoiceReason.recipientNotAllowed, `recipient ${request.recipient}`);
+  if (amount <= 0n || amount > MAX_INT64)
+    return reject(ChoiceReason.amountOutOfRange, `amount ${clip(request.amount)}`);
+  if (!recipientAllowed(request.recipient, o.allowedRecipients))
+    return reject(ChoiceReason.recipientNotAllowed, `recipient ${request.recipient}`);
   return {
     ok: true,
-    choice: { type: 'chosen', index, challenge, request, network, asset, amount, recipient: getAddress(request.recipient), chainId },
+    choice: {
+      type: 'chosen',
+      index,
+      challenge,
+      request,
+      network,
+      asset,
+      amount,
+      recipient: getAddress(request.recipient),
+      chainId,
+    },
   };
 }
 
@@ -137,7 +166,11 @@ export const challengeNonce = (challenge: Pick<PaymentChallenge, 'id' | 'realm'>
   keccak256(stringToBytes(`${challenge.id}${challenge.realm}`));
 
 /** The authorization to sign for a chosen challenge (mppx evm client `createCredential`). */
-export function mppAuthorization(input: { readonly choice: MppChoice; readonly from: string; readonly nowSeconds?: number }): TransferAuthorization {
+export function mppAuthorization(input: {
+  readonly choice: MppChoice;
+  readonly from: string;
+  readonly nowSeconds?: number;
+}): TransferAuthorization {
   const { challenge } = input.choice;
   const validBefore =
     challenge.expires !== undefined
@@ -154,7 +187,8 @@ export function mppAuthorization(input: { readonly choice: MppChoice; readonly f
 }
 
 /** `did:pkh:eip155:<chainId>:<checksummed address>` (mppx `Types.toSource`). */
-export const sourceOf = (chainId: number, address: string): string => `did:pkh:eip155:${chainId}:${getAddress(address)}`;
+export const sourceOf = (chainId: number, address: string): string =>
+  `did:pkh:eip155:${chainId}:${getAddress(address)}`;
 
 export interface MppCredential {
   /** `Authorization`, or the field the challenge's `header` parameter names. */

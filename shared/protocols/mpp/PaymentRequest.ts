@@ -2,7 +2,15 @@
 // JCS (RFC 8785) (draft-ietf-httpauth-payment §5.1; mppx PaymentRequest.ts). The router never re-encodes a
 // merchant's request — the credential echoes the original string byte for byte — so `serialize` exists for test
 // merchants and the conformance vectors only.
-import { type Decoded, decodeBase64Url, decoded, encodeBase64Url, invalid, isJsonObject, parseJson } from '../encoding.js';
+import {
+  type Decoded,
+  decodeBase64Url,
+  decoded,
+  encodeBase64Url,
+  invalid,
+  isJsonObject,
+  parseJson,
+} from '../encoding.js';
 import { MAX_JSON_DEPTH, exceedsJsonDepth } from '../json-depth.js';
 
 /** mppx refuses a request parameter longer than this (Challenge.ts `maxRequestParameterLength`). */

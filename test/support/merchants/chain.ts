@@ -71,7 +71,17 @@ interface TransferArgs {
 
 interface Receipt {
   status: 'success' | 'reverted';
-  logs: { address: Address; topics: Hex[]; data: Hex; blockNumber: bigint; logIndex: number; transactionHash: Hex; transactionIndex: number; blockHash: Hex; removed: boolean }[];
+  logs: {
+    address: Address;
+    topics: Hex[];
+    data: Hex;
+    blockNumber: bigint;
+    logIndex: number;
+    transactionHash: Hex;
+    transactionIndex: number;
+    blockHash: Hex;
+    removed: boolean;
+  }[];
 }
 
 export class StubChain {
@@ -86,7 +96,8 @@ export class StubChain {
     tokens: readonly TokenSpec[],
     readonly facilitator: Address = getAddress('0x00000000000000000000000000000000000fac17'),
   ) {
-    for (const spec of tokens) this.tokens.set(spec.address.toLowerCase(), { spec, balances: new Map(), used: new Set() });
+    for (const spec of tokens)
+      this.tokens.set(spec.address.toLowerCase(), { spec, balances: new Map(), used: new Set() });
   }
 
   mint(token: string, holder: string, amount: bigint): void {
@@ -118,7 +129,12 @@ export class StubChain {
   }
 
   /** eth_call. */
-  async readContract(args: { address: string; abi: readonly unknown[]; functionName: string; args?: readonly unknown[] }): Promise<unknown> {
+  async readContract(args: {
+    address: string;
+    abi: readonly unknown[];
+    functionName: string;
+    args?: readonly unknown[];
+  }): Promise<unknown> {
     if (args.address.toLowerCase() === MULTICALL3.toLowerCase() && args.functionName === 'tryAggregate') {
       const [, calls] = (args.args ?? []) as [boolean, readonly { target: Address; callData: Hex }[]];
       return calls.map((call) => {
@@ -133,7 +149,12 @@ export class StubChain {
   }
 
   /** eth_sendTransaction of a contract call; the transaction is mined at once. */
-  async writeContract(args: { address: string; abi: readonly unknown[]; functionName: string; args: readonly unknown[] }): Promise<Hex> {
+  async writeContract(args: {
+    address: string;
+    abi: readonly unknown[];
+    functionName: string;
+    args: readonly unknown[];
+  }): Promise<Hex> {
     this.call(args.address, args.functionName, args.args, true);
     this.txCounter += 1;
     const hash = keccak256(toHex(`stub-tx-${this.chainId}-${this.txCounter}-${Date.now()}`));
@@ -142,7 +163,11 @@ export class StubChain {
     if (last !== undefined) {
       logs.push({
         address: getAddress(args.address),
-        topics: encodeEventTopics({ abi: TOKEN_ABI, eventName: 'Transfer', args: { from: last.from, to: last.to } }) as Hex[],
+        topics: encodeEventTopics({
+          abi: TOKEN_ABI,
+          eventName: 'Transfer',
+          args: { from: last.from, to: last.to },
+        }) as Hex[],
         data: encodeAbiParameters([{ type: 'uint256' }], [last.value]),
         blockNumber: 1n,
         logIndex: 0,

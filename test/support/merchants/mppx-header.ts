@@ -20,9 +20,16 @@ export interface MppxHeaderMerchant extends Running {
 }
 
 /** The method with the credential read from `Payment-Authorization` (see above). */
-const withTransport = <M extends object>(method: M): M => ({ ...method, transport: Transport.http({ requiresAuth: true }) });
+const withTransport = <M extends object>(method: M): M => ({
+  ...method,
+  transport: Transport.http({ requiresAuth: true }),
+});
 
-export async function startMppxHeaderMerchant(o: { chain: StubChain; recipient: string; amount: string }): Promise<MppxHeaderMerchant> {
+export async function startMppxHeaderMerchant(o: {
+  chain: StubChain;
+  recipient: string;
+  amount: string;
+}): Promise<MppxHeaderMerchant> {
   const seen: IncomingHttpHeaders[] = [];
   const settled: MppxHeaderMerchant['settled'] = [];
   const mppx = Mppx.create({
@@ -36,7 +43,8 @@ export async function startMppxHeaderMerchant(o: { chain: StubChain; recipient: 
   const send = async (res: ServerResponse, r: Response) => {
     const out: Record<string, string> = {};
     r.headers.forEach((v, k) => {
-      if (!['payment-required', 'content-length', 'transfer-encoding', 'connection', 'content-encoding'].includes(k)) out[k] = v;
+      if (!['payment-required', 'content-length', 'transfer-encoding', 'connection', 'content-encoding'].includes(k))
+        out[k] = v;
     });
     res.writeHead(r.status, out);
     res.end(Buffer.from(await r.arrayBuffer()));
@@ -53,7 +61,10 @@ export async function startMppxHeaderMerchant(o: { chain: StubChain; recipient: 
       if (typeof v === 'string') headers.set(k, v);
       else if (Array.isArray(v)) for (const x of v) headers.append(k, x);
     }
-    const request = new Request(`http://${req.headers.host ?? '127.0.0.1'}${req.url}`, { method: req.method ?? 'GET', headers });
+    const request = new Request(`http://${req.headers.host ?? '127.0.0.1'}${req.url}`, {
+      method: req.method ?? 'GET',
+      headers,
+    });
     (async () => {
       const result = await charge(request);
       if (result.status === 402) await send(res, result.challenge);

@@ -40,7 +40,12 @@ export interface MppxMerchant extends Running {
  * VerificationFailedError, a 402, as its own facilitator settlement reports it: x402/server/EvmCharge.ts
  * `settleWithFacilitator`), and each settlement is recorded in `settled`.
  */
-export function stubChainCharge(chain: StubChain, recipient: string, settled: MppxMerchant['settled'], routeBinding?: 'required' | 'resource') {
+export function stubChainCharge(
+  chain: StubChain,
+  recipient: string,
+  settled: MppxMerchant['settled'],
+  routeBinding?: 'required' | 'resource',
+) {
   const usdc = evm.assets.baseSepolia.USDC;
   return evm.charge({
     currency: usdc,
@@ -53,10 +58,20 @@ export function stubChainCharge(chain: StubChain, recipient: string, settled: Mp
           address: usdc.address,
           abi: [],
           functionName: 'transferWithAuthorization',
-          args: [payload.from, payload.to, BigInt(payload.value), BigInt(payload.validAfter), BigInt(payload.validBefore), payload.nonce, payload.signature],
+          args: [
+            payload.from,
+            payload.to,
+            BigInt(payload.value),
+            BigInt(payload.validAfter),
+            BigInt(payload.validBefore),
+            payload.nonce,
+            payload.signature,
+          ],
         });
       } catch (err) {
-        throw new Errors.VerificationFailedError({ reason: err instanceof Error ? err.message : 'settlement reverted' });
+        throw new Errors.VerificationFailedError({
+          reason: err instanceof Error ? err.message : 'settlement reverted',
+        });
       }
       settled.push({ reference, from: payload.from, nonce: payload.nonce });
       return { reference };
@@ -71,7 +86,13 @@ export async function startMppxMerchant(o: MppxMerchantOptions): Promise<MppxMer
     secretKey: 'test-merchant-secret-key-at-least-32-bytes-long',
     realm: o.realm ?? 'mppx-merchant.test',
   });
-  const listener = Mppx.toNodeListener(mppx.charge({ amount: o.amount, description: 'A paid answer — MPP', ...(o.meta === undefined ? {} : { meta: o.meta }) }));
+  const listener = Mppx.toNodeListener(
+    mppx.charge({
+      amount: o.amount,
+      description: 'A paid answer — MPP',
+      ...(o.meta === undefined ? {} : { meta: o.meta }),
+    }),
+  );
   const running = await listen(async (req: IncomingMessage, res: ServerResponse) => {
     if (req.url !== '/paid') {
       res.writeHead(404).end();

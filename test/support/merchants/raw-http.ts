@@ -11,7 +11,10 @@ import type { Running } from './listen.js';
  * so the client does not try to reuse a closing connection. The paths in `stall` keep the connection open after
  * their answer instead (a merchant that stops sending). Unknown paths get a 404.
  */
-export async function rawMerchant(answers: Readonly<Record<string, string>>, stall: readonly string[] = []): Promise<Running> {
+export async function rawMerchant(
+  answers: Readonly<Record<string, string>>,
+  stall: readonly string[] = [],
+): Promise<Running> {
   const sockets = new Set<Socket>();
   const server = createServer((socket) => {
     sockets.add(socket);

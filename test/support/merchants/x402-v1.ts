@@ -29,14 +29,20 @@ async function startFacilitator(chain: StubChain, log: X402V1Merchant['facilitat
   const app = express();
   app.use(express.json({ limit: '1mb' }));
   app.post('/verify', async (req, res) => {
-    const response = (await verify(client, req.body.paymentPayload, req.body.paymentRequirements)) as unknown as Record<string, unknown>;
+    const response = (await verify(client, req.body.paymentPayload, req.body.paymentRequirements)) as unknown as Record<
+      string,
+      unknown
+    >;
     log.push({ op: 'verify', response });
     res.json(response);
   });
   app.post('/settle', async (req, res) => {
     let response: Record<string, unknown>;
     try {
-      response = (await settle(client, req.body.paymentPayload, req.body.paymentRequirements)) as unknown as Record<string, unknown>;
+      response = (await settle(client, req.body.paymentPayload, req.body.paymentRequirements)) as unknown as Record<
+        string,
+        unknown
+      >;
     } catch (err) {
       // x402@1 `settle` lets a reverted transferWithAuthorization throw; a facilitator reports it as a failure.
       response = {
@@ -65,7 +71,10 @@ export async function startX402V1Merchant(o: X402V1MerchantOptions): Promise<X40
       o.payTo,
       {
         'GET /paid': {
-          price: { amount: o.usdcAmount, asset: { address: o.usdc.address as `0x${string}`, decimals: 6, eip712: { ...o.usdc.eip712 } } },
+          price: {
+            amount: o.usdcAmount,
+            asset: { address: o.usdc.address as `0x${string}`, decimals: 6, eip712: { ...o.usdc.eip712 } },
+          },
           network: V1_NETWORK,
           config: { description: 'A paid answer', mimeType: 'application/json', maxTimeoutSeconds: 60 },
         },

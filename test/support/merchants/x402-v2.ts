@@ -31,7 +31,10 @@ export interface X402V2Merchant extends Running {
 }
 
 export async function startX402V2Merchant(o: X402V2MerchantOptions): Promise<X402V2Merchant> {
-  const facilitator = new x402Facilitator().register(V2_NETWORK, new ExactEvmFacilitatorScheme(o.chain as unknown as FacilitatorEvmSigner));
+  const facilitator = new x402Facilitator().register(
+    V2_NETWORK,
+    new ExactEvmFacilitatorScheme(o.chain as unknown as FacilitatorEvmSigner),
+  );
   const client: FacilitatorClient = {
     verify: (payload, requirements) => facilitator.verify(payload, requirements),
     settle: (payload, requirements) => facilitator.settle(payload, requirements),
@@ -48,14 +51,22 @@ export async function startX402V2Merchant(o: X402V2MerchantOptions): Promise<X40
               scheme: 'exact',
               network: V2_NETWORK,
               payTo: o.payTo,
-              price: { amount: o.usdcAmount, asset: o.eurc.address, extra: { name: o.eurc.eip712.name, version: o.eurc.eip712.version } },
+              price: {
+                amount: o.usdcAmount,
+                asset: o.eurc.address,
+                extra: { name: o.eurc.eip712.name, version: o.eurc.eip712.version },
+              },
               maxTimeoutSeconds: 300,
             },
             {
               scheme: 'exact',
               network: V2_NETWORK,
               payTo: o.payTo,
-              price: { amount: o.usdcAmount, asset: o.usdc.address, extra: { name: o.usdc.eip712.name, version: o.usdc.eip712.version } },
+              price: {
+                amount: o.usdcAmount,
+                asset: o.usdc.address,
+                extra: { name: o.usdc.eip712.name, version: o.usdc.eip712.version },
+              },
               maxTimeoutSeconds: 300,
             },
           ],
