@@ -1,25 +1,33 @@
 import Koa from 'koa';
-import { createAuthenticator } from '../shared/accounts/api-keys.js';
+import { createCredentialResolver } from '../shared/auth/credential-resolver.js';
 import type { ServiceContext } from '../shared/context.js';
 import { createTokenSigner } from '../shared/keys/signing-keys.js';
 import type { AdminDeps } from './deps.js';
+import type { AdminRoute } from './http/route.js';
 import type { AdminState } from './http/state.js';
-import { authenticate } from './middleware/authenticate.js';
 import { correlation } from './middleware/correlation.js';
 import { errorHandler } from './middleware/error-handler.js';
 import { jsonBody } from './middleware/json-body.js';
-import { buildRouter } from './routes/index.js';
+import { adminRoutes, mountRoutes } from './routes/index.js';
 
-export function buildAdminApp(ctx: ServiceContext): { app: Koa<AdminState>; deps: AdminDeps } {
-  const deps: AdminDeps = { ctx, auth: createAuthenticator(ctx), signer: createTokenSigner(ctx) };
+export function buildAdminApp(ctx: ServiceContext): {
+  app: Koa<AdminState>;
+  deps: AdminDeps;
+  routes: readonly AdminRoute[];
+} {
+  const deps: AdminDeps = { ctx, credentials: createCredentialResolver(ctx), signer: createTokenSigner(ctx) };
   const app = new Koa<AdminState>({ proxy: false });
   app.silent = true;
-  const router = buildRouter(deps);
+  const body = jsonBody(ctx.config.BODY_LIMIT_BYTES);
+  const routes = adminRoutes(deps);
+  // Each route authorizes its caller, then reads its body (admin/http/route.ts); what no route takes is answered
+  // by the router's not-found step (admin/middleware/unmatched.ts).
+  const router = mountRoutes(routes, {
+    credentials: deps.credentials,
+    readBody: (c) => body(c, async () => undefined),
+  });
   app.use(correlation(ctx.log));
   app.use(errorHandler(ctx.config.DOCS_URL));
-  app.use(authenticate(deps.auth));
-  app.use(jsonBody(ctx.config.BODY_LIMIT_BYTES));
   app.use(router.routes());
-  app.use(router.allowedMethods());
-  return { app, deps };
+  return { app, deps, routes };
 }

@@ -1,10 +1,10 @@
-import type { Authenticator } from '../shared/accounts/api-keys.js';
+import type { CredentialResolver } from '../shared/auth/credential-resolver.js';
 import type { ServiceContext } from '../shared/context.js';
 import type { TokenSigner } from '../shared/keys/signing-keys.js';
 
 /** What the admin routes need: the service context plus the process-wide helpers built from it. */
 export interface AdminDeps {
   readonly ctx: ServiceContext;
-  readonly auth: Authenticator;
+  readonly credentials: CredentialResolver;
   readonly signer: TokenSigner;
 }

@@ -2,7 +2,7 @@
 import { createServer } from 'node:http';
 import { loadConfigOrExit } from '../config/index.js';
 import { getAddress } from 'viem';
-import { createAuthenticator } from '../shared/accounts/api-keys.js';
+import { createCredentialResolver } from '../shared/auth/credential-resolver.js';
 import { ensureOperatorWallet } from '../shared/accounts/service-wallets.js';
 import { createClaimStore } from '../shared/router/claims.js';
 import { createConcurrencyLimiter } from '../shared/router/concurrency.js';
@@ -22,7 +22,7 @@ const log = createLogger(config, 'proxy');
 // The proxy never migrates: `npm start`, the admin process or `npm run db:migrate` does.
 // SQLite: the admin process checkpoints the WAL (shared/db/checkpointer.ts); 8000 pages (~32 MiB) only if it stops.
 const ctx = await createContext(config, log, { walAutocheckpointPages: 8000 });
-const auth = createAuthenticator(ctx);
+const credentials = createCredentialResolver(ctx);
 const relay = createAdminRelay(config.adminUrl);
 const upstream = createUpstream({
   allowPrivate: config.ROUTER_ALLOW_PRIVATE_TARGETS,
@@ -45,7 +45,7 @@ const routes = buildRouterRoutes({
   delegations: createDelegationSnapshots(ctx),
   signer,
 });
-const server = createServer(buildProxyHandler({ config, log, relay, auth, routes }));
+const server = createServer(buildProxyHandler({ config, log, relay, credentials, routes }));
 server.keepAliveTimeout = 65_000;
 server.headersTimeout = 30_000;
 // Node's requestTimeout runs only until a request has been received in full (a long streamed answer is not cut;

@@ -10,7 +10,7 @@ import test from 'ava';
 import { getAddress } from 'viem';
 import { ERROR_DOCS_PATH, anchorOf, renderErrorDocs } from '../admin/cli/gen-error-docs.js';
 import { loadConfig } from '../config/index.js';
-import { createAuthenticator } from '../shared/accounts/api-keys.js';
+import { createCredentialResolver } from '../shared/auth/credential-resolver.js';
 import { createUser } from '../shared/accounts/users.js';
 import { NETWORKS, usdcOf } from '../shared/assets.js';
 import { type ServiceContext, createContext } from '../shared/context.js';
@@ -212,9 +212,10 @@ for (const kind of DB_KINDS) {
       t.regex(r.json.apiKey, /^sandbox:[A-Za-z0-9_-]{40,}$/);
       t.regex(r.json.apiKeyId, /^[0-9a-f-]{36}$/);
       // The key works, for this user.
-      const principal = await createAuthenticator(context()).authenticate(`Bearer ${r.json.apiKey}`);
-      t.is(principal.userId, r.json.userId);
-      t.is(principal.walletAddress, r.json.walletAddress);
+      const caller = await createCredentialResolver(context()).resolve(`Bearer ${r.json.apiKey}`);
+      t.is(caller.kind, 'apiKey');
+      t.is(caller.userId, r.json.userId);
+      t.is(caller.walletAddress, r.json.walletAddress);
 
       const second = await runCli(['keys', 'create', '--user', r.json.userId], env);
       t.is(second.code, 0, second.stderr);
@@ -255,15 +256,15 @@ for (const kind of DB_KINDS) {
     t.is(r.json.environment, 'sandbox');
     t.regex(r.json.apiKey, /^sandbox:/);
     t.not(r.json.apiKey, user.apiKey);
-    const auth = createAuthenticator(context()); // API_KEY_CACHE_MS=0: every call reads the database
-    t.is((await auth.authenticate(`Bearer ${r.json.apiKey}`)).apiKeyId, r.json.apiKeyId);
+    const auth = createCredentialResolver(context()); // API_KEY_CACHE_MS=0: every call reads the database
+    t.is((await auth.resolve(`Bearer ${r.json.apiKey}`)).apiKeyId, r.json.apiKeyId);
 
     const revoked = await runCli(['keys', 'revoke', '--key-id', r.json.apiKeyId], env);
     exactlyOneJsonObject(t, revoked);
     t.is(revoked.code, 0, revoked.stderr);
     t.deepEqual(revoked.json, { apiKeyId: r.json.apiKeyId, revoked: true });
-    await t.throwsAsync(auth.authenticate(`Bearer ${r.json.apiKey}`), { instanceOf: AppError });
-    t.is((await auth.authenticate(`Bearer ${user.apiKey}`)).userId, user.userId, 'the other key still works');
+    await t.throwsAsync(auth.resolve(`Bearer ${r.json.apiKey}`), { instanceOf: AppError });
+    t.is((await auth.resolve(`Bearer ${user.apiKey}`)).userId, user.userId, 'the other key still works');
     const again = await runCli(['keys', 'revoke', '--key-id', r.json.apiKeyId], env);
     t.is(again.code, 0, `revoking twice is harmless: ${again.stdout}`);
 

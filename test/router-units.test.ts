@@ -1,6 +1,6 @@
 import test from 'ava';
 import { safePathSegments } from '../shared/router/catalog.js';
-import type { Principal } from '../shared/accounts/api-keys.js';
+import type { ApiKeyCaller } from '../shared/auth/caller.js';
 import { createClaimStore } from '../shared/router/claims.js';
 import type { RouterContext } from '../shared/router/context.js';
 import { withClaim } from '../shared/router/idempotency.js';
@@ -175,7 +175,7 @@ test('withClaim: a claim given back early (a free stream) is not released again 
     claims,
     ctx: { config: { ROUTER_CONNECT_TIMEOUT_MS: 100, ROUTER_HEADERS_TIMEOUT_MS: 100 } },
   } as unknown as RouterContext;
-  const principal = { userId: 'u1' } as Principal;
+  const principal = { userId: 'u1' } as ApiKeyCaller;
   let second: ReturnType<typeof claims.tryClaim> | undefined;
   await withClaim(rc, principal, 'req-1', async (claim) => {
     claim.release();

@@ -1,22 +1,26 @@
 // Access endpoints (interface "Access", "Agents" initialize): parse -> call shared/credits -> map.
-import type { Router } from '@koa/router';
+import type { ApiKeyCaller } from '../../shared/auth/caller.js';
+import { API_KEY } from '../../shared/auth/route-access.js';
 import { accessToken, initializeAgentRequest } from '../../shared/credits/access.js';
 import { AgentIdParam, InitializeBody } from '../../shared/credits/wire.js';
 import type { AdminDeps } from '../deps.js';
-import { type AdminState, principalOf } from '../http/state.js';
+import { type AdminRoute, type AdminRouterContext, get, post } from '../http/route.js';
 import { parse } from '../http/validate.js';
 
-export function accessRoutes(router: Router<AdminState>, deps: AdminDeps): void {
-  const svc = deps.ctx;
+type Ctx = AdminRouterContext;
 
-  router.get('/protocol/token/:planId/:agentId', async (ctx) => {
+export function accessRoutes({ ctx: svc, signer }: AdminDeps): AdminRoute[] {
+  const token = async (ctx: Ctx, caller: ApiKeyCaller) => {
     const agentId = parse(AgentIdParam, ctx.params.agentId, 'path.agentId');
-    ctx.body = await accessToken(svc, deps.signer, principalOf(ctx), ctx.params.planId ?? '', agentId);
-  });
+    ctx.body = await accessToken(svc, signer, caller, ctx.params.planId ?? '', agentId);
+  };
+  const initialize = async (ctx: Ctx, caller: ApiKeyCaller) => {
+    const agentId = parse(AgentIdParam, ctx.params.agentId, 'path.agentId');
+    ctx.body = await initializeAgentRequest(svc, signer, caller, agentId, parse(InitializeBody, ctx.request.body));
+  };
 
-  router.post('/protocol/agents/initialize/:agentId', async (ctx) => {
-    const agentId = parse(AgentIdParam, ctx.params.agentId, 'path.agentId');
-    const input = parse(InitializeBody, ctx.request.body);
-    ctx.body = await initializeAgentRequest(svc, deps.signer, principalOf(ctx), agentId, input);
-  });
+  return [
+    get('/protocol/token/:planId/:agentId', API_KEY, token),
+    post('/protocol/agents/initialize/:agentId', API_KEY, initialize),
+  ];
 }

@@ -1,5 +1,6 @@
 // Agent registry endpoints (interface "Agents"): parse -> call shared/registry -> map.
-import type { Router } from '@koa/router';
+import type { ApiKeyCaller } from '../../shared/auth/caller.js';
+import { API_KEY } from '../../shared/auth/route-access.js';
 import {
   attachPlan,
   createAgent,
@@ -15,60 +16,58 @@ import { requirePlanId } from '../../shared/registry/plans.js';
 import { Activate, AgentInput, AgentUpdate, AgentWithPlanInput } from '../../shared/registry/schemas.js';
 import type { AdminDeps } from '../deps.js';
 import { PageQuery, SortedPageQuery } from '../http/pagination.js';
-import { type AdminState, principalOf } from '../http/state.js';
+import { type AdminRoute, type AdminRouterContext, del, get, post, put } from '../http/route.js';
 import { parse } from '../http/validate.js';
 
-export function agentsRoutes(router: Router<AdminState>, deps: AdminDeps): void {
-  const svc = deps.ctx;
+type Ctx = AdminRouterContext;
 
-  router.post('/protocol/agents', async (ctx) => {
-    const input = parse(AgentInput, ctx.request.body);
-    ctx.body = await createAgent(svc, principalOf(ctx).userId, input);
-  });
-
-  router.get('/protocol/agents', async (ctx) => {
+export function agentsRoutes({ ctx: svc }: AdminDeps): AdminRoute[] {
+  const create = async (ctx: Ctx, caller: ApiKeyCaller) => {
+    ctx.body = await createAgent(svc, caller.userId, parse(AgentInput, ctx.request.body));
+  };
+  const list = async (ctx: Ctx, caller: ApiKeyCaller) => {
     const page = parse(SortedPageQuery, ctx.query, 'query');
-    const { items, ...rest } = await listOwnAgents(svc, principalOf(ctx).userId, page);
+    const { items, ...rest } = await listOwnAgents(svc, caller.userId, page);
     ctx.body = { ...rest, agents: items };
-  });
-
-  // Registered before `/protocol/agents/:agentId...` for readability; the methods differ anyway.
-  router.post('/protocol/agents/plans', async (ctx) => {
-    const input = parse(AgentWithPlanInput, ctx.request.body);
-    ctx.body = await createAgentWithPlan(svc, principalOf(ctx).userId, input);
-  });
-
-  router.get('/protocol/agents/:agentId', async (ctx) => {
-    ctx.body = await getAgent(svc, principalOf(ctx).userId, ctx.params.agentId ?? '');
-  });
-
-  router.put('/protocol/agents/:agentId', async (ctx) => {
-    const update = parse(AgentUpdate, ctx.request.body);
-    await updateAgent(svc, principalOf(ctx).userId, ctx.params.agentId ?? '', update);
+  };
+  const createWithPlan = async (ctx: Ctx, caller: ApiKeyCaller) => {
+    ctx.body = await createAgentWithPlan(svc, caller.userId, parse(AgentWithPlanInput, ctx.request.body));
+  };
+  const read = async (ctx: Ctx, caller: ApiKeyCaller) => {
+    ctx.body = await getAgent(svc, caller.userId, ctx.params.agentId ?? '');
+  };
+  const update = async (ctx: Ctx, caller: ApiKeyCaller) => {
+    await updateAgent(svc, caller.userId, ctx.params.agentId ?? '', parse(AgentUpdate, ctx.request.body));
     ctx.body = { success: true };
-  });
-
-  router.put('/protocol/agents/:agentId/list/:activate', async (ctx) => {
+  };
+  const setListed = async (ctx: Ctx, caller: ApiKeyCaller) => {
     const listed = parse(Activate, ctx.params.activate, 'path.activate');
-    await setAgentListed(svc, principalOf(ctx).userId, ctx.params.agentId ?? '', listed);
+    await setAgentListed(svc, caller.userId, ctx.params.agentId ?? '', listed);
     ctx.body = { success: true };
-  });
-
-  router.post('/protocol/agents/:agentId/plan/:planId', async (ctx) => {
-    const planId = requirePlanId(ctx.params.planId);
-    await attachPlan(svc, principalOf(ctx).userId, ctx.params.agentId ?? '', planId);
+  };
+  const attach = async (ctx: Ctx, caller: ApiKeyCaller) => {
+    await attachPlan(svc, caller.userId, ctx.params.agentId ?? '', requirePlanId(ctx.params.planId));
     ctx.body = { success: true };
-  });
-
-  router.delete('/protocol/agents/:agentId/plan/:planId', async (ctx) => {
-    const planId = requirePlanId(ctx.params.planId);
-    await detachPlan(svc, principalOf(ctx).userId, ctx.params.agentId ?? '', planId);
+  };
+  const detach = async (ctx: Ctx, caller: ApiKeyCaller) => {
+    await detachPlan(svc, caller.userId, ctx.params.agentId ?? '', requirePlanId(ctx.params.planId));
     ctx.body = { success: true };
-  });
-
-  router.get('/protocol/agents/:agentId/plans', async (ctx) => {
+  };
+  const plans = async (ctx: Ctx, caller: ApiKeyCaller) => {
     const page = parse(PageQuery, ctx.query, 'query');
-    const { items, ...rest } = await listAgentPlans(svc, principalOf(ctx).userId, ctx.params.agentId ?? '', page);
+    const { items, ...rest } = await listAgentPlans(svc, caller.userId, ctx.params.agentId ?? '', page);
     ctx.body = { ...rest, plans: items };
-  });
+  };
+
+  return [
+    post('/protocol/agents', API_KEY, create),
+    get('/protocol/agents', API_KEY, list),
+    post('/protocol/agents/plans', API_KEY, createWithPlan),
+    get('/protocol/agents/:agentId', API_KEY, read),
+    put('/protocol/agents/:agentId', API_KEY, update),
+    put('/protocol/agents/:agentId/list/:activate', API_KEY, setListed),
+    post('/protocol/agents/:agentId/plan/:planId', API_KEY, attach),
+    del('/protocol/agents/:agentId/plan/:planId', API_KEY, detach),
+    get('/protocol/agents/:agentId/plans', API_KEY, plans),
+  ];
 }

@@ -1,44 +1,46 @@
-// Credit endpoints (interface "Credits", "Plans" order/balance, "Agents" sub-tasks): parse -> call
-// shared/credits -> map. Auth is enforced by middleware; the caller is the API key's principal.
-import type { Router } from '@koa/router';
+// Credit endpoints (interface "Credits", "Plans" order/balance, "Agents" sub-tasks): parse -> call shared/credits
+// -> map.
+import type { ApiKeyCaller } from '../../shared/auth/caller.js';
+import { API_KEY } from '../../shared/auth/route-access.js';
 import { getBalance } from '../../shared/credits/balance.js';
 import { recordSubTask, redeem } from '../../shared/credits/burn.js';
 import { mintCredits } from '../../shared/credits/mint.js';
 import { orderPlan } from '../../shared/credits/order.js';
 import { HolderParam, MintBody, MintExpirableBody, RedeemBody, SubTaskBody } from '../../shared/credits/wire.js';
 import type { AdminDeps } from '../deps.js';
-import { type AdminState, principalOf } from '../http/state.js';
+import { type AdminRoute, type AdminRouterContext, get, post } from '../http/route.js';
 import { parse } from '../http/validate.js';
 
-export function creditsRoutes(router: Router<AdminState>, deps: AdminDeps): void {
-  const svc = deps.ctx;
+type Ctx = AdminRouterContext;
 
-  router.post('/protocol/plans/mint', async (ctx) => {
-    const input = parse(MintBody, ctx.request.body);
-    ctx.body = await mintCredits(svc, principalOf(ctx), input);
-  });
-
-  router.post('/protocol/plans/mintExpirable', async (ctx) => {
-    const input = parse(MintExpirableBody, ctx.request.body);
-    ctx.body = await mintCredits(svc, principalOf(ctx), input);
-  });
-
-  router.post('/protocol/plans/redeem', async (ctx) => {
-    const input = parse(RedeemBody, ctx.request.body);
-    ctx.body = await redeem(svc, deps.signer, principalOf(ctx), input);
-  });
-
-  router.post('/protocol/plans/:planId/order', async (ctx) => {
-    ctx.body = await orderPlan(svc, principalOf(ctx), ctx.params.planId ?? '');
-  });
-
-  router.get('/protocol/plans/:planId/balance/:holderAddress', async (ctx) => {
+export function creditsRoutes({ ctx: svc, signer }: AdminDeps): AdminRoute[] {
+  const mint = async (ctx: Ctx, caller: ApiKeyCaller) => {
+    ctx.body = await mintCredits(svc, caller, parse(MintBody, ctx.request.body));
+  };
+  const mintExpirable = async (ctx: Ctx, caller: ApiKeyCaller) => {
+    ctx.body = await mintCredits(svc, caller, parse(MintExpirableBody, ctx.request.body));
+  };
+  const redeemCredits = async (ctx: Ctx, caller: ApiKeyCaller) => {
+    ctx.body = await redeem(svc, signer, caller, parse(RedeemBody, ctx.request.body));
+  };
+  const order = async (ctx: Ctx, caller: ApiKeyCaller) => {
+    ctx.body = await orderPlan(svc, caller, ctx.params.planId ?? '');
+  };
+  // Any caller may read any holder's balance of a plan (the interface's balance read); the key is still required.
+  const balance = async (ctx: Ctx) => {
     const { holderAddress } = parse(HolderParam, { holderAddress: ctx.params.holderAddress }, 'path');
     ctx.body = await getBalance(svc, ctx.params.planId ?? '', holderAddress);
-  });
+  };
+  const subTask = async (ctx: Ctx, caller: ApiKeyCaller) => {
+    ctx.body = await recordSubTask(svc, caller, parse(SubTaskBody, ctx.request.body));
+  };
 
-  router.post('/protocol/agent-sub-tasks', async (ctx) => {
-    const input = parse(SubTaskBody, ctx.request.body);
-    ctx.body = await recordSubTask(svc, principalOf(ctx), input);
-  });
+  return [
+    post('/protocol/plans/mint', API_KEY, mint),
+    post('/protocol/plans/mintExpirable', API_KEY, mintExpirable),
+    post('/protocol/plans/redeem', API_KEY, redeemCredits),
+    post('/protocol/plans/:planId/order', API_KEY, order),
+    get('/protocol/plans/:planId/balance/:holderAddress', API_KEY, balance),
+    post('/protocol/agent-sub-tasks', API_KEY, subTask),
+  ];
 }

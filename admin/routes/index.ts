@@ -1,6 +1,10 @@
-import { Router } from '@koa/router';
+// Every route of the admin process, as declarations (admin/http/route.ts), and the one router they are mounted on.
+import { Router, RouterEvents } from '@koa/router';
+import { PUBLIC } from '../../shared/auth/route-access.js';
 import type { AdminDeps } from '../deps.js';
+import { type AdminRoute, type RouteRuntime, get, underPrefix } from '../http/route.js';
 import type { AdminState } from '../http/state.js';
+import { unmatched } from '../middleware/unmatched.js';
 import { accessRoutes } from './access.js';
 import { agentsRoutes } from './agents.js';
 import { creditsRoutes } from './credits.js';
@@ -9,20 +13,38 @@ import { plansRoutes } from './plans.js';
 import { wellKnownRoutes } from './well-known.js';
 import { x402Routes } from './x402.js';
 
-export function buildRouter(deps: AdminDeps): Router<AdminState> {
-  const root = new Router<AdminState>();
-  root.get('/healthz', (ctx) => {
-    ctx.body = { status: 'ok', service: 'admin' };
-  });
-  wellKnownRoutes(root, deps);
+export const API_PREFIX = '/api/v1';
 
-  const api = new Router<AdminState>({ prefix: '/api/v1' });
-  agentsRoutes(api, deps);
-  plansRoutes(api, deps);
-  creditsRoutes(api, deps);
-  accessRoutes(api, deps);
-  delegationsRoutes(api, deps);
-  x402Routes(api, deps);
-  root.use(api.routes());
-  return root;
+export function adminRoutes(deps: AdminDeps): AdminRoute[] {
+  return [
+    get('/healthz', PUBLIC, async (ctx) => {
+      ctx.body = { status: 'ok', service: 'admin' };
+    }),
+    ...wellKnownRoutes(deps),
+    ...underPrefix(API_PREFIX, [
+      ...agentsRoutes(deps),
+      ...plansRoutes(deps),
+      ...creditsRoutes(deps),
+      ...accessRoutes(deps),
+      ...delegationsRoutes(deps),
+      ...x402Routes(deps),
+    ]),
+  ];
+}
+
+/**
+ * Mounts the declarations. Matching is exact, as in the proxy's route table: letter case and a trailing slash are
+ * significant (@koa/router's defaults ignore both), so each route has one spelling, and any other is unmatched.
+ */
+export function mountRoutes(routes: readonly AdminRoute[], runtime: RouteRuntime): Router<AdminState> {
+  const router = new Router<AdminState>({ sensitive: true, strict: true });
+  for (const r of routes) {
+    const run = (ctx: Parameters<AdminRoute['run']>[0]) => r.run(ctx, runtime);
+    if (r.method === 'GET') router.get(r.path, run);
+    else if (r.method === 'POST') router.post(r.path, run);
+    else if (r.method === 'PUT') router.put(r.path, run);
+    else router.delete(r.path, run);
+  }
+  router.on(RouterEvents.NotFound, unmatched(runtime.credentials));
+  return router;
 }

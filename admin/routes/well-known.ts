@@ -1,11 +1,13 @@
-import type { Router } from '@koa/router';
+import { PUBLIC } from '../../shared/auth/route-access.js';
 import type { AdminDeps } from '../deps.js';
-import type { AdminState } from '../http/state.js';
+import { type AdminRoute, get } from '../http/route.js';
 
-/** {host_url}/.well-known/jwks.json: the service's public signing keys (DESIGN §3). */
-export function wellKnownRoutes(router: Router<AdminState>, deps: AdminDeps): void {
-  router.get('/.well-known/jwks.json', async (ctx) => {
-    ctx.set('cache-control', 'public, max-age=60');
-    ctx.body = await deps.signer.jwks();
-  });
+/** Discovery, open to anyone: the service's public signing keys, which verify the tokens it issues. */
+export function wellKnownRoutes({ signer }: AdminDeps): AdminRoute[] {
+  return [
+    get('/.well-known/jwks.json', PUBLIC, async (ctx) => {
+      ctx.set('cache-control', 'public, max-age=60');
+      ctx.body = await signer.jwks();
+    }),
+  ];
 }

@@ -1,70 +1,113 @@
-// A minimal method + path table for the proxy's own routes: no framework on the hot path (DESIGN §1).
+// A minimal method + path table for the proxy's own routes: no framework on the hot path. Each route carries its
+// access declaration (shared/auth/route-access.ts) and authorizes its caller before its handler runs.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Principal } from '../../shared/accounts/api-keys.js';
+import type { CredentialResolver } from '../../shared/auth/credential-resolver.js';
+import type { RouteAccess } from '../../shared/auth/route-access.js';
 import type { RequestTarget } from './request-target.js';
 
-export interface RouterRequest {
+/** A request as the table hands it to a route, before its caller is known. */
+export interface RouteInput {
   readonly req: IncomingMessage;
   readonly res: ServerResponse;
   /** The path, and the parsed URL on demand (query parameters). */
   readonly target: RequestTarget;
   readonly correlationId: string;
-  readonly principal: Principal;
   /** Path parameters captured by `:name` segments. */
   readonly params: Record<string, string>;
 }
 
-export type RouteHandler = (r: RouterRequest) => Promise<void>;
-
-interface Route {
-  method: string | '*';
-  parts: string[];
-  handler: RouteHandler;
+/** What a handler receives: the request and the caller its declaration admitted (nothing on a public route). */
+export interface RouterRequest<C> extends RouteInput {
+  readonly caller: C;
 }
 
-export class RouteTable {
-  readonly #routes: Route[] = [];
+export type RouteHandler<C> = (r: RouterRequest<C>) => Promise<void>;
 
-  add(method: string | '*', path: string, handler: RouteHandler): this {
-    this.#routes.push({ method, parts: path.split('/').filter(Boolean), handler });
+export type RouteMethod = 'GET' | 'POST' | 'PUT' | 'DELETE' | '*';
+
+/** A route as a test or a document lists it. */
+export interface DeclaredRoute {
+  readonly method: RouteMethod;
+  readonly path: string;
+  readonly access: RouteAccess<unknown>;
+}
+
+export interface Route extends DeclaredRoute {
+  /** Authorizes the caller (the declaration), then runs the handler. */
+  serve(input: RouteInput, credentials: CredentialResolver): Promise<void>;
+}
+
+interface Entry {
+  readonly route: Route;
+  readonly parts: readonly string[];
+}
+
+export type RouteMatch =
+  | { readonly type: 'route'; readonly route: Route; readonly params: Record<string, string> }
+  /** The path is a route for other methods only (the 405's Allow header, RFC 9110 §15.5.6). */
+  | { readonly type: 'method-not-allowed'; readonly allow: readonly string[] }
+  | { readonly type: 'not-found' };
+
+/**
+ * Paths match exactly, segment by segment, as the admin's router does: letter case counts, an empty segment (`//`)
+ * is a segment, and a trailing slash makes a different path. So a route has one spelling, and every other
+ * spelling is unmatched. `:name` segments match one non-empty segment, percent-decoded.
+ */
+export class RouteTable {
+  readonly #entries: Entry[] = [];
+
+  add<C>(method: RouteMethod, path: string, access: RouteAccess<C>, handler: RouteHandler<C>): this {
+    const route: Route = {
+      method,
+      path,
+      access,
+      async serve(input, credentials) {
+        const caller = await access.authorize(credentials, input.req.headers.authorization);
+        await handler({ ...input, caller });
+      },
+    };
+    this.#entries.push({ route, parts: path.split('/') });
     return this;
   }
 
-  /**
-   * `undefined` when no route matches the path; `{ allow }` when the path matches with other methods only (the
-   * 405's Allow header, RFC 9110 §15.5.6). HEAD runs a GET route: Node's ServerResponse sends no body for it.
-   */
-  match(
-    method: string,
-    path: string,
-  ): { handler: RouteHandler; params: Record<string, string> } | { allow: string[] } | undefined {
-    const parts = path.split('/').filter(Boolean);
+  /** Every route, in the order they were added. */
+  routes(): readonly DeclaredRoute[] {
+    return this.#entries.map((e) => e.route);
+  }
+
+  /** HEAD runs a GET route: Node's ServerResponse sends no body for it. */
+  match(method: string, path: string): RouteMatch {
+    const parts = path.split('/');
     const allow = new Set<string>();
-    for (const route of this.#routes) {
-      if (route.parts.length !== parts.length) continue;
-      const params: Record<string, string> = {};
-      let ok = true;
-      for (let i = 0; i < parts.length; i++) {
-        const want = route.parts[i] ?? '';
-        const got = parts[i] ?? '';
-        if (want.startsWith(':')) {
-          try {
-            params[want.slice(1)] = decodeURIComponent(got);
-          } catch {
-            ok = false;
-            break;
-          }
-        } else if (want !== got) {
-          ok = false;
-          break;
-        }
-      }
-      if (!ok) continue;
+    for (const { route, parts: want } of this.#entries) {
+      const params = paramsOf(want, parts);
+      if (params === undefined) continue;
       if (route.method === '*' || route.method === method || (method === 'HEAD' && route.method === 'GET'))
-        return { handler: route.handler, params };
+        return { type: 'route', route, params };
       allow.add(route.method);
       if (route.method === 'GET') allow.add('HEAD');
     }
-    return allow.size > 0 ? { allow: [...allow].sort() } : undefined;
+    return allow.size > 0 ? { type: 'method-not-allowed', allow: [...allow].sort() } : { type: 'not-found' };
   }
+}
+
+/** The `:name` parameters when `got` is a spelling of the route `want`, else undefined. */
+function paramsOf(want: readonly string[], got: readonly string[]): Record<string, string> | undefined {
+  if (want.length !== got.length) return undefined;
+  const params: Record<string, string> = {};
+  for (let i = 0; i < want.length; i++) {
+    const w = want[i] ?? '';
+    const g = got[i] ?? '';
+    if (!w.startsWith(':')) {
+      if (w !== g) return undefined;
+      continue;
+    }
+    if (g === '') return undefined;
+    try {
+      params[w.slice(1)] = decodeURIComponent(g);
+    } catch {
+      return undefined;
+    }
+  }
+  return params;
 }

@@ -1,11 +1,14 @@
-import { RouteTable } from '../http/route-table.js';
 import type { RouterContext } from '../../shared/router/context.js';
+import { PUBLIC } from '../../shared/auth/route-access.js';
+import { RouteTable } from '../http/route-table.js';
+import { sendJson } from '../respond.js';
 import { paymentRoutes } from './payments.js';
 import { streamRoutes } from './stream.js';
 
-/** The proxy's own routes (the payment router). Each module adds its paths to the table. */
+/** The proxy's own routes: its health check and the payment router. Each module adds its paths to the table. */
 export function buildRouterRoutes(rc: RouterContext): RouteTable {
   const table = new RouteTable();
+  table.add('GET', '/healthz', PUBLIC, async ({ res }) => sendJson(res, 200, { status: 'ok', service: 'proxy' }));
   paymentRoutes(table, rc);
   streamRoutes(table, rc);
   return table;

@@ -10,6 +10,7 @@ import {
 import { routePaid, routerSlot } from '../../shared/router/route.js';
 import { MintBody, PaymentsQuery, RouteBody, SettledBody, SummaryQuery } from '../../shared/router/schemas.js';
 import type { RouterContext } from '../../shared/router/context.js';
+import { API_KEY } from '../../shared/auth/route-access.js';
 import { AppError } from '../../shared/errors/app-error.js';
 import { parseOr400, queryOf } from '../http/json.js';
 import { readJson } from '../http/read-body.js';
@@ -20,36 +21,36 @@ export function paymentRoutes(table: RouteTable, rc: RouterContext): void {
   // Every JSON body of the router is at most BODY_LIMIT_BYTES, as the admin's (README): ROUTER_MAX_REQUEST_BYTES
   // is the streaming proxy's, whose body is relayed as bytes, not parsed into objects.
   const small = { maxBytes: rc.ctx.config.BODY_LIMIT_BYTES, timeoutMs: rc.ctx.config.ROUTER_REQUEST_BODY_TIMEOUT_MS };
-  table.add('POST', '/api/v1/router/payments', async ({ req, res, principal }) => {
+  table.add('POST', '/api/v1/router/payments', API_KEY, async ({ req, res, caller }) => {
     const body = parseOr400(MintBody, await readJson(req, small), 'body');
-    sendJson(res, 200, await mintCredential(rc, principal, body));
+    sendJson(res, 200, await mintCredential(rc, caller, body));
   });
 
-  table.add('POST', '/api/v1/router/route', async ({ req, res, principal }) => {
-    // The user's slot first (DESIGN §7 step 2): a user's parallel uploads wait their turn or get 429, unread.
-    const slot = routerSlot(rc, principal);
+  table.add('POST', '/api/v1/router/route', API_KEY, async ({ req, res, caller }) => {
+    // The user's slot before the body is read: a user's parallel uploads wait their turn or get 429, unread.
+    const slot = routerSlot(rc, caller);
     try {
       const body = parseOr400(RouteBody, await readJson(req, small), 'body');
-      sendJson(res, 200, await routePaid(rc, principal, body, slot));
+      sendJson(res, 200, await routePaid(rc, caller, body, slot));
     } finally {
       slot();
     }
   });
 
-  table.add('POST', '/api/v1/router/payments/:id/settled', async ({ req, res, principal, params }) => {
+  table.add('POST', '/api/v1/router/payments/:id/settled', API_KEY, async ({ req, res, caller, params }) => {
     const body = parseOr400(SettledBody, await readJson(req, small), 'body');
     const id = params.id ?? '';
     if (!/^[0-9a-f-]{36}$/.test(id)) throw new AppError('BCK.ROUTER.0004', 'payment not found');
-    sendJson(res, 200, await recordSettled(rc.ctx, principal.userId, id, body.txHash));
+    sendJson(res, 200, await recordSettled(rc.ctx, caller.userId, id, body.txHash));
   });
 
-  table.add('GET', '/api/v1/router/payments', async ({ res, target, principal }) => {
+  table.add('GET', '/api/v1/router/payments', API_KEY, async ({ res, target, caller }) => {
     const q = parseOr400(PaymentsQuery, queryOf(target.url()), 'query');
-    const records = await listPayments(rc.ctx, principal.userId, q);
+    const records = await listPayments(rc.ctx, caller.userId, q);
     // `total` counts every matching payment, as the summary does; a page holds at most `limit` of them. A first
     // page that is not full holds them all, and needs no count.
     const total =
-      q.page === 1 && records.length < q.limit ? records.length : await countPayments(rc.ctx, principal.userId, q);
+      q.page === 1 && records.length < q.limit ? records.length : await countPayments(rc.ctx, caller.userId, q);
     if (q.format === 'csv') {
       const csv = paymentsCsv(records);
       res.writeHead(200, {
@@ -66,8 +67,8 @@ export function paymentRoutes(table: RouteTable, rc: RouterContext): void {
     sendJson(res, 200, { total, page: q.page, offset: q.limit, payments: records });
   });
 
-  table.add('GET', '/api/v1/router/payments/summary', async ({ res, target, principal }) => {
+  table.add('GET', '/api/v1/router/payments/summary', API_KEY, async ({ res, target, caller }) => {
     const q = parseOr400(SummaryQuery, queryOf(target.url()), 'query');
-    sendJson(res, 200, await paymentsSummary(rc.ctx, principal.userId, q));
+    sendJson(res, 200, await paymentsSummary(rc.ctx, caller.userId, q));
   });
 }

@@ -1,8 +1,8 @@
-// The streaming variant of mode B (ALL /api/v1/router/proxy, aliases /api/v1/proxy and /proxy), DESIGN §7:
-// the request body is buffered (a paid call re-sends it), the answer streams back with X-Router-Payment-*.
-import type { IncomingMessage, ServerResponse } from 'node:http';
+// The streaming variant of mode B (ALL /api/v1/router/proxy, aliases /api/v1/proxy and /proxy): the request body
+// is buffered (a paid call re-sends it), the answer streams back with X-Router-Payment-*.
 import { z } from 'zod';
-import type { Principal } from '../../shared/accounts/api-keys.js';
+import type { ApiKeyCaller } from '../../shared/auth/caller.js';
+import { API_KEY } from '../../shared/auth/route-access.js';
 import { AppError } from '../../shared/errors/app-error.js';
 import type { RouterContext } from '../../shared/router/context.js';
 import { withClaim } from '../../shared/router/idempotency.js';
@@ -13,7 +13,7 @@ import { RequestId } from '../../shared/router/schemas.js';
 import { UpstreamStreamError, upstreamAppError } from '../../shared/upstream/index.js';
 import { parseOr400 } from '../http/json.js';
 import { readBody } from '../http/read-body.js';
-import type { RouteTable } from '../http/route-table.js';
+import type { RouteTable, RouterRequest } from '../http/route-table.js';
 import { readAll, relay } from '../http/stream-answer.js';
 
 const MAX_402_BODY_BYTES = 256 * 1024;
@@ -30,21 +30,13 @@ export function streamRoutes(table: RouteTable, rc: RouterContext): void {
     maxBytes: rc.ctx.config.ROUTER_MAX_REQUEST_BYTES,
     timeoutMs: rc.ctx.config.ROUTER_REQUEST_BODY_TIMEOUT_MS,
   };
-  const handler = async ({
-    req,
-    res,
-    principal,
-  }: {
-    req: IncomingMessage;
-    res: ServerResponse;
-    principal: Principal;
-  }) => {
+  const handler = async ({ req, res, caller }: RouterRequest<ApiKeyCaller>) => {
     const h = parseOr400(ProxyHeaders, req.headers, 'headers');
-    const release = routerSlot(rc, principal);
+    const release = routerSlot(rc, caller);
     try {
       await withClaim(
         rc,
-        principal,
+        caller,
         h['x-router-request-id'],
         async (claim) => {
           const body = await readBody(req, bodyLimits);
@@ -76,7 +68,7 @@ export function streamRoutes(table: RouteTable, rc: RouterContext): void {
             done,
           } = await payAndResend(
             rc,
-            principal,
+            caller,
             {
               delegationId: h['x-router-delegation-id'],
               answer: { header: (n) => headerOf(probe.headers, n), body: text },
@@ -100,9 +92,9 @@ export function streamRoutes(table: RouteTable, rc: RouterContext): void {
               ...(done.txHash === null ? {} : { 'x-router-tx-hash': done.txHash }),
             });
           } finally {
-            // DESIGN §4: the fee is earned by an answer the caller received whole; one that broke off (the merchant
+            // The fee is earned by an answer the caller received whole; one that broke off (the merchant
             // failed, a cap, our caller left) releases it, as /router/route does when it cannot read the answer.
-            if (done.feeDeferred) await feeAfterRelay(rc, issued, principal.walletAddress, relayed);
+            if (done.feeDeferred) await feeAfterRelay(rc, issued, caller.walletAddress, relayed);
           }
         },
         { beforeWait: release },
@@ -111,5 +103,5 @@ export function streamRoutes(table: RouteTable, rc: RouterContext): void {
       release();
     }
   };
-  for (const path of ['/api/v1/router/proxy', '/api/v1/proxy', '/proxy']) table.add('*', path, handler);
+  for (const path of ['/api/v1/router/proxy', '/api/v1/proxy', '/proxy']) table.add('*', path, API_KEY, handler);
 }

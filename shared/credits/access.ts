@@ -11,7 +11,7 @@ import { AgentRequest } from '../db/entities/index.js';
 import { AppError } from '../errors/app-error.js';
 import type { TokenSigner } from '../keys/signing-keys.js';
 import { toWire } from '../money.js';
-import type { Caller } from './caller.js';
+import type { ActingUser } from '../auth/caller.js';
 import { endpointMatches } from './endpoint-match.js';
 import { creditBalance } from './lots.js';
 import { assertAttached, ownedAgentOr404, planOr404, visibleAgentOr404, visiblePlanOr404 } from './lookup.js';
@@ -38,7 +38,7 @@ const insufficient = (planId: number, holder: string, balance: bigint, needed: b
 export async function accessToken(
   ctx: ServiceContext,
   signer: TokenSigner,
-  caller: Caller,
+  caller: ActingUser,
   rawPlanId: string,
   agentId: string,
 ): Promise<AccessTokenResult> {
@@ -77,7 +77,7 @@ export interface InitializeResult {
 export async function initializeAgentRequest(
   ctx: ServiceContext,
   signer: TokenSigner,
-  caller: Caller,
+  caller: ActingUser,
   agentId: string,
   input: InitializeBody,
 ): Promise<InitializeResult> {

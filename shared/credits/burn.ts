@@ -14,7 +14,7 @@ import type { Em } from '../db/orm.js';
 import { AppError } from '../errors/app-error.js';
 import type { TokenSigner } from '../keys/signing-keys.js';
 import { fromColumn, toWire } from '../money.js';
-import type { Caller } from './caller.js';
+import type { ActingUser } from '../auth/caller.js';
 import { InsufficientCredits, burnLots, creditBalance } from './lots.js';
 import { verifyProof } from './tokens.js';
 import { type RedeemBody, type SubTaskBody, planIdOf } from './wire.js';
@@ -153,7 +153,7 @@ export interface BurnResult {
 export async function redeem(
   ctx: ServiceContext,
   signer: TokenSigner,
-  caller: Caller,
+  caller: ActingUser,
   input: RedeemBody,
 ): Promise<BurnResult> {
   const claims = await verifyProof(signer, input.proof);
@@ -206,7 +206,7 @@ export async function redeem(
  * Sub-task (agent owner): one burn per (agentRequestId, tag ?? 'default'). Repeating a sub-task burns nothing and
  * answers the first result (its amount, the current balance) with `duplicate: true`.
  */
-export async function recordSubTask(ctx: ServiceContext, caller: Caller, input: SubTaskBody): Promise<BurnResult> {
+export async function recordSubTask(ctx: ServiceContext, caller: ActingUser, input: SubTaskBody): Promise<BurnResult> {
   const em = ctx.db.em();
   const request = await agentRequestOf(em, input.agentRequestId);
   if (request === undefined) throw requestNotFound(input.agentRequestId);

@@ -6,7 +6,7 @@
 import { Agent, AgentPlan, Plan } from '../db/entities/index.js';
 import type { Em } from '../db/orm.js';
 import { AppError } from '../errors/app-error.js';
-import type { Caller } from './caller.js';
+import type { ActingUser } from '../auth/caller.js';
 import { hasHeldCredits } from './lots.js';
 import { planIdOf } from './wire.js';
 
@@ -54,7 +54,7 @@ export async function planOr404(em: Em, raw: string | number): Promise<PlanRow> 
 }
 
 /** A plan the caller may see: listed, own, or one whose credits the caller holds or held. */
-export async function visiblePlanOr404(em: Em, raw: string | number, caller: Caller): Promise<PlanRow> {
+export async function visiblePlanOr404(em: Em, raw: string | number, caller: ActingUser): Promise<PlanRow> {
   const plan = await planOr404(em, raw);
   if (plan.listed || plan.ownerId === caller.userId) return plan;
   if (await hasHeldCredits(em, plan.id, caller.walletAddress)) return plan;
@@ -62,7 +62,7 @@ export async function visiblePlanOr404(em: Em, raw: string | number, caller: Cal
 }
 
 /** A plan the caller owns; anyone else gets 403 BCK.PROTOCOL.0010 (the interface's minting rule). */
-export async function ownedPlanOr403(em: Em, raw: string | number, caller: Caller): Promise<PlanRow> {
+export async function ownedPlanOr403(em: Em, raw: string | number, caller: ActingUser): Promise<PlanRow> {
   const plan = await planOr404(em, raw);
   if (plan.ownerId !== caller.userId) {
     throw new AppError('BCK.PROTOCOL.0010', `only the owner of plan ${plan.id} may mint its credits`, {
@@ -73,14 +73,14 @@ export async function ownedPlanOr403(em: Em, raw: string | number, caller: Calle
 }
 
 /** An agent the caller may see: listed or own. */
-export async function visibleAgentOr404(em: Em, agentId: string, caller: Caller): Promise<AgentRow> {
+export async function visibleAgentOr404(em: Em, agentId: string, caller: ActingUser): Promise<AgentRow> {
   const agent = await em.findOne(Agent, { id: agentId });
   if (agent === null || (!agent.listed && agent.ownerId !== caller.userId)) throw agentNotFound(agentId);
   return agent;
 }
 
 /** An agent the caller owns; another user's agent is a 404, as if it did not exist (DESIGN §5). */
-export async function ownedAgentOr404(em: Em, agentId: string, caller: Caller): Promise<AgentRow> {
+export async function ownedAgentOr404(em: Em, agentId: string, caller: ActingUser): Promise<AgentRow> {
   const agent = await em.findOne(Agent, { id: agentId });
   if (agent === null || agent.ownerId !== caller.userId) throw agentNotFound(agentId);
   return agent;

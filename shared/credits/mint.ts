@@ -1,7 +1,7 @@
 // POST /protocol/plans/mint and /protocol/plans/mintExpirable: the plan owner grants credits (DESIGN §5).
 import type { ServiceContext } from '../context.js';
 import { toWire } from '../money.js';
-import type { Caller } from './caller.js';
+import type { ActingUser } from '../auth/caller.js';
 import { creditBalance, mintLot } from './lots.js';
 import { ownedPlanOr403 } from './lookup.js';
 import type { MintBody } from './wire.js';
@@ -23,7 +23,7 @@ export interface MintResult {
  */
 export async function mintCredits(
   ctx: ServiceContext,
-  caller: Caller,
+  caller: ActingUser,
   input: MintBody & { durationSecs?: number },
 ): Promise<MintResult> {
   const plan = await ownedPlanOr403(ctx.db.em(), input.planId, caller);

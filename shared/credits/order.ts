@@ -8,7 +8,7 @@ import { emSql } from '../db/sql.js';
 import { AppError } from '../errors/app-error.js';
 import { MAX_INT64, fromColumn, sum, toWire } from '../money.js';
 import { InsufficientFunds, type Movement, applyMovements } from '../settlement/token-ledger.js';
-import type { Caller } from './caller.js';
+import type { ActingUser } from '../auth/caller.js';
 import { creditBalance, mintLot } from './lots.js';
 import { planOr404 } from './lookup.js';
 
@@ -24,7 +24,7 @@ export interface OrderResult {
   balance: string;
 }
 
-export async function orderPlan(ctx: ServiceContext, caller: Caller, rawPlanId: string): Promise<OrderResult> {
+export async function orderPlan(ctx: ServiceContext, caller: ActingUser, rawPlanId: string): Promise<OrderResult> {
   const plan = await planOr404(ctx.db.em(), rawPlanId);
   // Interface, listing-flag table: an unlisted plan cannot be purchased, by anyone.
   if (!plan.listed) {

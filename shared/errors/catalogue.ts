@@ -57,6 +57,12 @@ export const catalogue = {
     'Missing or invalid API key',
     'Send Authorization: Bearer <API key> with a key of this environment.',
   ),
+  'BCK.AUTH.0002': entry(
+    403,
+    'auth',
+    'This credential kind cannot call this route',
+    'Call the route with a credential of a kind it accepts (the error params list them).',
+  ),
 
   // Registry and credits (protocol)
   'BCK.PROTOCOL.0003': entry(404, 'not_found', 'Plan not found', 'Check the planId.'),

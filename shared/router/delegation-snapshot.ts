@@ -1,5 +1,5 @@
 import { LRUCache } from 'lru-cache';
-import type { Principal } from '../accounts/api-keys.js';
+import type { ApiKeyCaller } from '../auth/caller.js';
 import type { ServiceContext } from '../context.js';
 import { Delegation } from '../db/entities/index.js';
 import { effectiveStatus } from '../delegations/records.js';
@@ -45,7 +45,7 @@ export function createDelegationSnapshots(
  */
 export async function spendableDelegation(
   rc: RouterContext,
-  principal: Principal,
+  principal: ApiKeyCaller,
   delegationId: string,
 ): Promise<DelegationRow> {
   const d = await rc.delegations.get(principal.userId, delegationId);

@@ -1,4 +1,4 @@
-import type { Principal } from '../accounts/api-keys.js';
+import type { ApiKeyCaller } from '../auth/caller.js';
 import { AppError } from '../errors/app-error.js';
 import type { ClaimStore } from './claims.js';
 import type { RouterContext } from './context.js';
@@ -69,7 +69,7 @@ async function waitForFirst(rc: RouterContext, first: Promise<string | undefined
  */
 export async function withClaim<T>(
   rc: RouterContext,
-  principal: Principal,
+  principal: ApiKeyCaller,
   requestId: string | undefined,
   work: (claim: ClaimHandle) => Promise<T>,
   opts: { beforeWait?: () => void } = {},

@@ -1,6 +1,6 @@
 // Mode A (POST /router/payments): mint a payment credential for requirements the caller fetched itself
 // (DESIGN §7: steps 1, 3, 5-7 without calling the merchant).
-import type { Principal } from '../accounts/api-keys.js';
+import type { ApiKeyCaller } from '../auth/caller.js';
 import { AppError } from '../errors/app-error.js';
 import { MAX_JSON_DEPTH, exceedsJsonDepth } from '../protocols/json-depth.js';
 import { type UpstreamAnswer, malformedOffer } from '../protocols/payment.js';
@@ -37,7 +37,7 @@ function answerOf(body: MintBody): UpstreamAnswer {
   return { header: () => undefined, paymentRequired: required };
 }
 
-export async function mintCredential(rc: RouterContext, principal: Principal, body: MintBody) {
+export async function mintCredential(rc: RouterContext, principal: ApiKeyCaller, body: MintBody) {
   const answer = answerOf(body);
   return withClaim(rc, principal, body.requestId, async (claim) => {
     const delegation = await spendableDelegation(rc, principal, body.delegationId);

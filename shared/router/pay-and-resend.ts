@@ -1,6 +1,6 @@
 // Steps 5-8 of mode B, shared by /router/route (buffered) and /router/proxy (streamed): choose from the
 // merchant's 402, issue the payment, re-send with the credential, record the outcome.
-import type { Principal } from '../accounts/api-keys.js';
+import type { ApiKeyCaller } from '../auth/caller.js';
 import type { UpstreamAnswer } from '../protocols/payment.js';
 import { AppError } from '../errors/app-error.js';
 import { type Failed, type OutgoingHeaders, REASON, type Refused, upstreamAppError } from '../upstream/index.js';
@@ -66,7 +66,7 @@ export async function feeAfterRelay(
 
 export async function payAndResend<B>(
   rc: RouterContext,
-  principal: Principal,
+  principal: ApiKeyCaller,
   args: {
     delegationId: string;
     answer: UpstreamAnswer;

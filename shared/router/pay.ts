@@ -1,7 +1,7 @@
 // One paid leg, shared by mode A (mint a credential), mode B (route) and the streaming proxy (DESIGN §7 steps
 // 6-8): durable claim, cap reservation, ledger backing, signature; then, once the merchant answered, the outcome.
 import { uuidv7 } from '../ids.js';
-import type { Principal } from '../accounts/api-keys.js';
+import type { ApiKeyCaller } from '../auth/caller.js';
 import type { InferEntity } from '@mikro-orm/core';
 import { bytesToHex } from 'viem';
 import { type Delegation, RouterPayment } from '../db/entities/index.js';
@@ -20,7 +20,7 @@ import { duplicateOf, insertPaymentIn, releaseFeeLegIn, resolveFeeIn, updatePaym
 export type DelegationRow = InferEntity<typeof Delegation>;
 
 export interface PayRequest {
-  readonly principal: Principal;
+  readonly principal: ApiKeyCaller;
   readonly delegation: DelegationRow;
   readonly choice: PaymentChoice;
   readonly mode: 'credential' | 'route' | 'proxy';

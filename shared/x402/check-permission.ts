@@ -9,7 +9,7 @@
 // Listing and funding are decided by the callers: verify refuses an unlisted plan outright, settle only when it
 // would have to buy (subscribers keep spending credits they hold).
 import type { ServiceContext } from '../context.js';
-import type { Caller } from '../credits/caller.js';
+import type { ActingUser } from '../auth/caller.js';
 import { type PlanRow, planOr404 } from '../credits/lookup.js';
 import { secretsEqual } from '../crypto/hashing.js';
 import { Agent, AgentPlan, X402Permission } from '../db/entities/index.js';
@@ -53,7 +53,7 @@ function hashOf(token: PermissionToken): string | undefined {
 
 export async function checkPermission(
   ctx: ServiceContext,
-  caller: Caller,
+  caller: ActingUser,
   input: PresentedPermission,
 ): Promise<PermissionCheck> {
   const decoded = decodeToken(input.x402AccessToken);

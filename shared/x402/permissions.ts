@@ -11,7 +11,7 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { walletKeyOf } from '../accounts/users.js';
 import { NETWORKS } from '../assets.js';
 import type { ServiceContext } from '../context.js';
-import type { Caller } from '../credits/caller.js';
+import type { ActingUser } from '../auth/caller.js';
 import { creditBalance } from '../credits/lots.js';
 import { type PlanRow, planOr404, visibleAgentOr404 } from '../credits/lookup.js';
 import { AgentPlan, Delegation, X402Permission } from '../db/entities/index.js';
@@ -35,7 +35,7 @@ import type { CreatePermissionBody, ListPermissionsQuery } from './wire.js';
 export type PermissionStatus = 'Active' | 'Revoked';
 
 /** The caller of the permission endpoints: the subscriber, through one of its API keys. */
-export interface PermissionCaller extends Caller {
+export interface PermissionCaller extends ActingUser {
   readonly apiKeyId?: string | undefined;
 }
 

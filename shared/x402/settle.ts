@@ -18,7 +18,7 @@ import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { QueryResult } from '@mikro-orm/sql';
 import { NETWORKS } from '../assets.js';
 import type { ServiceContext } from '../context.js';
-import type { Caller } from '../credits/caller.js';
+import type { ActingUser } from '../auth/caller.js';
 import { InsufficientCredits, burnLots, creditBalance } from '../credits/lots.js';
 import type { PlanRow } from '../credits/lookup.js';
 import { X402Settlement } from '../db/entities/index.js';
@@ -183,7 +183,7 @@ const settling = keyedSerializer();
 
 export async function settlePermission(
   ctx: ServiceContext,
-  caller: Caller,
+  caller: ActingUser,
   input: SettleInput,
   deps: SettleDeps = {},
 ): Promise<SettleResponse> {
@@ -194,7 +194,7 @@ export async function settlePermission(
 
 async function settleOnce(
   ctx: ServiceContext,
-  caller: Caller,
+  caller: ActingUser,
   input: SettleInput,
   deps: SettleDeps,
 ): Promise<SettleResponse> {

@@ -5,7 +5,7 @@
 // An unlisted plan is always `isValid: false` with the catalogue message of BCK.PROTOCOL.0062 as the reason and
 // no `code` field (interface, listing-flag table and Errors rule 1).
 import type { ServiceContext } from '../context.js';
-import type { Caller } from '../credits/caller.js';
+import type { ActingUser } from '../auth/caller.js';
 import { creditBalance } from '../credits/lots.js';
 import type { PlanRow } from '../credits/lookup.js';
 import { Delegation } from '../db/entities/index.js';
@@ -56,7 +56,7 @@ export async function coverage(
 
 export async function verifyPermission(
   ctx: ServiceContext,
-  caller: Caller,
+  caller: ActingUser,
   input: PresentedPermission & { maxAmount: bigint },
 ): Promise<VerifyResponse> {
   const checked = await checkPermission(ctx, caller, input);
