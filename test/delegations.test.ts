@@ -102,7 +102,6 @@ forEachDb(({ stack, test }) => {
       await b.api.get(`/delegation/${body.delegationId}`),
       await b.api.get(`/delegation/${body.delegationId}/transactions`),
       await b.api.del(`/delegation/${body.delegationId}`),
-      await a.api.get('/delegation/not-a-uuid'),
     ]) {
       t.is(r.status, 404);
       t.is(r.body.code, 'BCK.DELEGATION.0001');
@@ -110,6 +109,30 @@ forEachDb(({ stack, test }) => {
     const list = await b.api.get('/delegation');
     t.is(list.body.total, 0);
     t.is((await a.api.get(`/delegation/${body.delegationId}`)).body.status, 'Active');
+  });
+
+  test('a malformed delegation id is the 404 of an unknown id, naming the id that was sent', async (t) => {
+    const a = await stack().user();
+    const long = 'x'.repeat(500);
+    for (const [id, shown] of [
+      ['not-a-uuid', 'not-a-uuid'],
+      ['x', 'x'],
+      // Decoded from the path: control characters and non-ASCII are not repeated; a long id is cut.
+      ['a%0Ab%C3%A9%3Cs%3E', 'a?b?<s>'],
+      [long, `${'x'.repeat(61)}...`],
+    ]) {
+      for (const r of [
+        await a.api.get(`/delegation/${id}`),
+        await a.api.del(`/delegation/${id}`),
+        await a.api.get(`/delegation/${id}/transactions`),
+      ]) {
+        t.is(r.status, 404, id);
+        t.is(r.body.code, 'BCK.DELEGATION.0001');
+        t.is(r.body.details, `delegation ${shown} not found`);
+        t.deepEqual(JSON.parse(r.body.params), { delegationId: shown });
+        t.false(r.text.includes('00000000-0000-0000-0000-000000000000'));
+      }
+    }
   });
 
   test('list: paging, newest first, accessible=true filters by the calling key and activity', async (t) => {

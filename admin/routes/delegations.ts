@@ -10,19 +10,24 @@ import {
   revokeDelegation,
 } from '../../shared/delegations/service.js';
 import { CreateDelegationBody, ListDelegationsQuery } from '../../shared/delegations/schemas.js';
+import { AppError } from '../../shared/errors/app-error.js';
 import type { AdminDeps } from '../deps.js';
 import { PageQuery } from '../http/pagination.js';
 import { type AdminRoute, type AdminRouterContext, del, get, post } from '../http/route.js';
 import { parse } from '../http/validate.js';
+import { shownValue } from '../http/shown-value.js';
 
 type Ctx = AdminRouterContext;
 
 const DelegationId = z.uuid();
 
-// A malformed id cannot name a delegation of the caller: 404 like any other unknown id.
+/** A malformed id names no delegation of the caller: the 404 of an unknown id, naming the id as it was sent. */
 function delegationIdOf(ctx: Ctx): string {
-  const r = DelegationId.safeParse(ctx.params.id ?? '');
-  return r.success ? r.data : '00000000-0000-0000-0000-000000000000';
+  const raw = ctx.params.id ?? '';
+  const r = DelegationId.safeParse(raw);
+  if (r.success) return r.data;
+  const shown = shownValue(raw);
+  throw new AppError('BCK.DELEGATION.0001', `delegation ${shown} not found`, { delegationId: shown });
 }
 
 export function delegationsRoutes({ ctx: svc, signer }: AdminDeps): AdminRoute[] {
