@@ -8,7 +8,7 @@ import { AppError, asAppError } from '../shared/errors/app-error.js';
 import type { Logger } from '../shared/log.js';
 import { lingerAfter } from './http/lingering-close.js';
 import { type RequestTarget, targetOf } from './http/request-target.js';
-import type { RouteTable } from './http/route-table.js';
+import type { RequestFacts, RouteTable } from './http/route-table.js';
 import type { Relay } from './relay.js';
 import { sendError } from './respond.js';
 
@@ -23,14 +23,26 @@ export interface ProxyDeps {
   readonly routes: RouteTable;
 }
 
+/** The paymentId an error names (a duplicate requestId's original payment, a paid call that failed after paying). */
+function paymentIdOf(err: AppError): string | undefined {
+  const id = err.extra.paymentId;
+  return typeof id === 'string' ? id : undefined;
+}
+
 export function buildProxyHandler({ config, log, relay, credentials, routes }: ProxyDeps) {
   /** Runs the route the request names; what no route takes is 404 or 405, after a valid credential. */
-  async function dispatch(req: IncomingMessage, res: ServerResponse, target: RequestTarget, id: string): Promise<void> {
+  async function dispatch(
+    req: IncomingMessage,
+    res: ServerResponse,
+    target: RequestTarget,
+    id: string,
+    facts: RequestFacts,
+  ): Promise<void> {
     const method = req.method ?? 'GET';
     const path = target.pathname;
     const found = routes.match(method, path);
     if (found.type === 'route') {
-      await found.route.serve({ req, res, target, correlationId: id, params: found.params }, credentials);
+      await found.route.serve({ req, res, target, correlationId: id, params: found.params, facts }, credentials);
       return;
     }
     // Every unmatched path here is an API path (/healthz matches exactly): only a valid credential learns whether
@@ -43,15 +55,16 @@ export function buildProxyHandler({ config, log, relay, credentials, routes }: P
     throw new AppError('BCK.HTTP.0404', `no route for ${method} ${path}`);
   }
 
-  // The per-request debug line is built only when it will be written (the level is fixed at start).
-  const timed = log.isLevelEnabled('debug');
+  /** One request of the proxy's own routes, logged at info when it finished (never its headers or body). */
   async function serveOwn(req: IncomingMessage, res: ServerResponse, target: RequestTarget, id: string) {
-    const started = timed ? performance.now() : 0;
+    const started = performance.now();
+    const facts: RequestFacts = { paymentId: undefined };
     try {
-      await dispatch(req, res, target, id);
+      await dispatch(req, res, target, id, facts);
     } catch (err) {
       const appError = asAppError(err);
       if (appError.httpStatus >= 500) log.error({ err, correlationId: id }, 'router request failed');
+      facts.paymentId ??= paymentIdOf(appError);
       // The rest of that body would stand between this request and the next on the connection: close it
       // (RFC 9110 §7.6.1) rather than read it.
       if (appError.httpStatus === 413 || appError.httpStatus === 408) {
@@ -60,17 +73,17 @@ export function buildProxyHandler({ config, log, relay, credentials, routes }: P
       }
       sendError(res, appError, id, config.DOCS_URL);
     }
-    if (timed)
-      log.debug(
-        {
-          correlationId: id,
-          method: req.method,
-          path: target.pathname,
-          status: res.statusCode,
-          ms: performance.now() - started,
-        },
-        'request',
-      );
+    log.info(
+      {
+        correlationId: id,
+        method: req.method,
+        path: target.pathname,
+        status: res.statusCode,
+        ms: Math.round((performance.now() - started) * 1000) / 1000,
+        ...(facts.paymentId === undefined ? {} : { paymentId: facts.paymentId }),
+      },
+      'request',
+    );
   }
 
   return (req: IncomingMessage, res: ServerResponse): void => {
@@ -83,7 +96,7 @@ export function buildProxyHandler({ config, log, relay, credentials, routes }: P
       return;
     }
     if (OWN_PATHS.test(target.pathname)) {
-      serveOwn(req, res, target, id).catch((err: unknown) => log.error({ err, correlationId: id }, 'router request'));
+      serveOwn(req, res, target, id).catch((err: unknown) => log.error({ err, correlationId: id }, 'request log'));
       return;
     }
     // Refuse a declared oversize body here: relaying it would race the admin's 413 against the upload and

@@ -5,6 +5,12 @@ import type { CredentialResolver } from '../../shared/auth/credential-resolver.j
 import type { RouteAccess } from '../../shared/auth/route-access.js';
 import type { RequestTarget } from './request-target.js';
 
+/** What a route tells the request log about its request; the line is written once the request finished. */
+export interface RequestFacts {
+  /** The router payment the request made or named, if any. */
+  paymentId: string | undefined;
+}
+
 /** A request as the table hands it to a route, before its caller is known. */
 export interface RouteInput {
   readonly req: IncomingMessage;
@@ -14,6 +20,7 @@ export interface RouteInput {
   readonly correlationId: string;
   /** Path parameters captured by `:name` segments. */
   readonly params: Record<string, string>;
+  readonly facts: RequestFacts;
 }
 
 /** What a handler receives: the request and the caller its declaration admitted (nothing on a public route). */

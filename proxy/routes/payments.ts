@@ -21,26 +21,31 @@ export function paymentRoutes(table: RouteTable, rc: RouterContext): void {
   // Every JSON body of the router is at most BODY_LIMIT_BYTES, as the admin's (README): ROUTER_MAX_REQUEST_BYTES
   // is the streaming proxy's, whose body is relayed as bytes, not parsed into objects.
   const small = { maxBytes: rc.ctx.config.BODY_LIMIT_BYTES, timeoutMs: rc.ctx.config.ROUTER_REQUEST_BODY_TIMEOUT_MS };
-  table.add('POST', '/api/v1/router/payments', API_KEY, async ({ req, res, caller }) => {
+  table.add('POST', '/api/v1/router/payments', API_KEY, async ({ req, res, caller, facts }) => {
     const body = parseOr400(MintBody, await readJson(req, small), 'body');
-    sendJson(res, 200, await mintCredential(rc, caller, body));
+    const minted = await mintCredential(rc, caller, body);
+    facts.paymentId = minted.paymentId;
+    sendJson(res, 200, minted);
   });
 
-  table.add('POST', '/api/v1/router/route', API_KEY, async ({ req, res, caller }) => {
+  table.add('POST', '/api/v1/router/route', API_KEY, async ({ req, res, caller, facts }) => {
     // The user's slot before the body is read: a user's parallel uploads wait their turn or get 429, unread.
     const slot = routerSlot(rc, caller);
     try {
       const body = parseOr400(RouteBody, await readJson(req, small), 'body');
-      sendJson(res, 200, await routePaid(rc, caller, body, slot));
+      const routed = await routePaid(rc, caller, body, slot);
+      if (routed.payment !== undefined) facts.paymentId = routed.payment.paymentId;
+      sendJson(res, 200, routed);
     } finally {
       slot();
     }
   });
 
-  table.add('POST', '/api/v1/router/payments/:id/settled', API_KEY, async ({ req, res, caller, params }) => {
+  table.add('POST', '/api/v1/router/payments/:id/settled', API_KEY, async ({ req, res, caller, params, facts }) => {
     const body = parseOr400(SettledBody, await readJson(req, small), 'body');
     const id = params.id ?? '';
     if (!/^[0-9a-f-]{36}$/.test(id)) throw new AppError('BCK.ROUTER.0004', 'payment not found');
+    facts.paymentId = id;
     sendJson(res, 200, await recordSettled(rc.ctx, caller.userId, id, body.txHash));
   });
 

@@ -30,7 +30,7 @@ export function streamRoutes(table: RouteTable, rc: RouterContext): void {
     maxBytes: rc.ctx.config.ROUTER_MAX_REQUEST_BYTES,
     timeoutMs: rc.ctx.config.ROUTER_REQUEST_BODY_TIMEOUT_MS,
   };
-  const handler = async ({ req, res, caller }: RouterRequest<ApiKeyCaller>) => {
+  const handler = async ({ req, res, caller, facts }: RouterRequest<ApiKeyCaller>) => {
     const h = parseOr400(ProxyHeaders, req.headers, 'headers');
     const release = routerSlot(rc, caller);
     try {
@@ -84,6 +84,7 @@ export function streamRoutes(table: RouteTable, rc: RouterContext): void {
             },
             (credential) => rc.upstream.stream({ ...call, credential }),
           );
+          facts.paymentId = issued.paymentId;
           let relayed = false;
           try {
             relayed = await relay(res, paid, {
