@@ -45,9 +45,9 @@ export function buildProxyHandler({ config, log, relay, credentials, routes }: P
       await found.route.serve({ req, res, target, correlationId: id, params: found.params, facts }, credentials);
       return;
     }
-    // Every unmatched path here is an API path (/healthz matches exactly): only a valid credential learns whether
-    // it exists for another method, so an unauthenticated caller cannot map the API.
-    await credentials.resolve(req.headers.authorization);
+    // Only a valid credential learns whether an API path exists for another method, so an unauthenticated caller
+    // cannot map the API (a public path, /healthz, hides nothing).
+    if (found.type === 'not-found' || !found.public) await credentials.resolve(req.headers.authorization);
     if (found.type === 'method-not-allowed') {
       res.setHeader('allow', found.allow.join(', '));
       throw new AppError('BCK.HTTP.0405', `${method} is not allowed on ${path}`);

@@ -34,11 +34,13 @@ forEachDb(({ stack, test }) => {
     }
   });
 
-  test('a wrong method on a public admin route is 405 without a key; HEAD runs a GET route', async (t) => {
-    const r = await fetch(`${stack().adminUrl}/healthz`, { method: 'POST' });
-    t.is(r.status, 405);
-    t.is(r.headers.get('allow'), 'GET, HEAD');
-    t.is(((await r.json()) as { code: string }).code, 'BCK.HTTP.0405');
+  test('a wrong method on a public route is 405 without a key, on both processes; HEAD runs a GET route', async (t) => {
+    for (const base of [stack().adminUrl, stack().proxyUrl]) {
+      const r = await fetch(`${base}/healthz`, { method: 'POST' });
+      t.is(r.status, 405, base);
+      t.is(r.headers.get('allow'), 'GET, HEAD');
+      t.is(((await r.json()) as { code: string }).code, 'BCK.HTTP.0405');
+    }
     const head = await fetch(`${stack().proxyUrl}/.well-known/jwks.json`, { method: 'HEAD' });
     t.is(head.status, 200);
     t.regex(head.headers.get('content-type') ?? '', /application\/json/);

@@ -51,8 +51,9 @@ interface Entry {
 
 export type RouteMatch =
   | { readonly type: 'route'; readonly route: Route; readonly params: Record<string, string> }
-  /** The path is a route for other methods only (the 405's Allow header, RFC 9110 §15.5.6). */
-  | { readonly type: 'method-not-allowed'; readonly allow: readonly string[] }
+  /** The path is a route for other methods only (the 405's Allow header, RFC 9110 §15.5.6); `public` when every
+   * route at that path is. */
+  | { readonly type: 'method-not-allowed'; readonly allow: readonly string[]; readonly public: boolean }
   | { readonly type: 'not-found' };
 
 /**
@@ -86,6 +87,7 @@ export class RouteTable {
   match(method: string, path: string): RouteMatch {
     const parts = path.split('/');
     const allow = new Set<string>();
+    let allPublic = true;
     for (const { route, parts: want } of this.#entries) {
       const params = paramsOf(want, parts);
       if (params === undefined) continue;
@@ -93,8 +95,10 @@ export class RouteTable {
         return { type: 'route', route, params };
       allow.add(route.method);
       if (route.method === 'GET') allow.add('HEAD');
+      allPublic &&= route.access.public;
     }
-    return allow.size > 0 ? { type: 'method-not-allowed', allow: [...allow].sort() } : { type: 'not-found' };
+    if (allow.size === 0) return { type: 'not-found' };
+    return { type: 'method-not-allowed', allow: [...allow].sort(), public: allPublic };
   }
 }
 
