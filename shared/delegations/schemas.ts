@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { EvmAddress } from '../address.js';
 import { PositiveAmount } from '../money.js';
+import { line } from '../text.js';
 
 export const FIAT_PROVIDERS = ['stripe', 'braintree', 'visa'] as const;
 export const PROVIDERS = ['erc4337', ...FIAT_PROVIDERS] as const;
@@ -27,7 +28,7 @@ export const CreateDelegationBody = z
       .transform(Number)
       .optional(),
     apiKeyId: z.uuid().optional(),
-    providerPaymentMethodId: z.string().min(1).max(200).optional(),
+    providerPaymentMethodId: line(200).min(1).optional(),
   })
   .strict();
 
