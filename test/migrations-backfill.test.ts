@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import test from 'ava';
 import { mintLot } from '../shared/credits/lots.js';
+import { sha256Hex } from '../shared/crypto/hashing.js';
 import { postgresqlMigrations } from '../shared/db/migrations/postgresql/index.js';
 import { sqliteMigrations } from '../shared/db/migrations/sqlite/index.js';
 import { type Db, openDb } from '../shared/db/orm.js';
@@ -89,6 +90,44 @@ for (const kind of DB_KINDS) {
           ['0xA'],
         );
         t.is(a[0]?.total, MAX.toString());
+      } finally {
+        await m.drop();
+      }
+    },
+  );
+
+  register(
+    `[${kind}] permission_signature_hash: each signature becomes the SHA-256 the check compares, in place`,
+    async (t) => {
+      const m = await migratedUpTo(kind, '_permission_signature_hash');
+      try {
+        const sql = emSql(m.db.em(), kind);
+        const signatures = [`0x${'ab'.repeat(65)}`, `0x${'0c'.repeat(64)}1b`];
+        for (const [i, signature] of signatures.entries()) {
+          await sql.run(
+            `insert into x402_permission (permission_hash, user_id, owner_address, scheme, network, plan_id, agent_id,
+             http_verb, resource_url, resource_description, delegation_id, nonce, signature, status, used_credits,
+             revoked_at, created_at)
+           values (?, 'u', '0xA', 'svc:erc4337', 'eip155:84532', 1, null, null, 'https://a.example/x', null, null, ?, ?,
+             'Active', 0, null, ?)`,
+            [`0x${String(i).repeat(64)}`, `0x${'11'.repeat(32)}`, signature, new Date()],
+          );
+        }
+        await m.rest();
+        const rows = await sql.all('select * from x402_permission order by permission_hash');
+        t.deepEqual(
+          rows.map((r) => r.signature_hash),
+          signatures.map((sig) => sha256Hex(sig)),
+        );
+        t.false(
+          rows.some((r) => 'signature' in r),
+          'the clear column is gone',
+        );
+        const values = rows.flatMap((r) => Object.values(r).map(String));
+        t.false(
+          values.some((v) => signatures.some((sig) => v.includes(sig.slice(2)))),
+          'no value holds a signature',
+        );
       } finally {
         await m.drop();
       }
