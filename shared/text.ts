@@ -55,6 +55,18 @@ export function text(max: number): z.ZodString {
     .max(max);
 }
 
+/**
+ * A whole number from `min` to `max` written in decimal digits only (query values): `z.coerce.number()` also reads
+ * ` 5`, `\v5`, `0x10`, `1e3` and `5.0` (Number() trims whitespace, controls included, and parses other notations),
+ * so a control character or a typo passed as a number. At most as many digits as `max` has.
+ */
+export function wholeNumber(min: number, max: number) {
+  return line(64)
+    .regex(new RegExp(`^[0-9]{1,${String(max).length}}$`), `must be a whole number from ${min} to ${max}`)
+    .transform(Number)
+    .pipe(z.number().int().min(min).max(max));
+}
+
 function wellFormed(s: string): boolean {
   return !SURROGATE.test(s);
 }

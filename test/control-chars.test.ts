@@ -53,4 +53,14 @@ forEachDb(({ stack, test }) => {
     t.is(r.status, 400, r.text);
     t.is(r.body.details, 'path.agentId: must not contain control characters');
   });
+
+  test('query numbers are decimal digits: a vertical tab Number() would trim is a 400, not page 1', async (t) => {
+    const { api } = await stack().user();
+    for (const page of ['%0B1', '%201', '1%00', '0x1', '1e0']) {
+      const r = await api.get(`/protocol/plans?page=${page}`);
+      t.is(r.status, 400, `${page}: ${r.text}`);
+      t.regex(r.body.details, /query\.page: must be a whole number from 1 to 1000000/, page);
+    }
+    t.is((await api.get('/protocol/plans?page=1&offset=5')).status, 200);
+  });
 });

@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import { z } from 'zod';
 import { parse } from '../admin/http/validate.js';
 import { AppError } from '../shared/errors/app-error.js';
-import { isMultiLine, isSingleLine, line, text } from '../shared/text.js';
+import { isMultiLine, isSingleLine, line, text, wholeNumber } from '../shared/text.js';
 
 const numRuns = Number(process.env.FUZZ_RUNS ?? 1000);
 
@@ -121,4 +121,19 @@ test('a refusal is the 400 envelope naming the path and the reason', (t) => {
     name: 'a\u200fb',
     description: 'one\r\ntwo\tthree',
   });
+});
+
+test('wholeNumber() reads decimal digits only: no whitespace or controls Number() would trim, no other notation', (t) => {
+  const page = wholeNumber(1, 1_000_000);
+  fc.assert(
+    fc.property(fc.oneof(hostileString, fc.integer({ min: -5, max: 2_000_000 }).map(String)), (s) => {
+      const r = page.safeParse(s);
+      const expected = /^[0-9]{1,7}$/.test(s) && Number(s) >= 1 && Number(s) <= 1_000_000;
+      return r.success === expected && (!r.success || r.data === Number(s));
+    }),
+    { numRuns },
+  );
+  for (const bad of ['\u000b1', ' 1', '1 ', '1\u0000', '0x10', '1e3', '5.0', '+5', '', '0', '1000001', '00000001'])
+    t.false(page.safeParse(bad).success, JSON.stringify(bad));
+  t.is(page.parse('0000001'), 1);
 });

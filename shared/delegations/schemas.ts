@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { EvmAddress } from '../address.js';
 import { PositiveAmount } from '../money.js';
-import { line } from '../text.js';
+import { line, wholeNumber } from '../text.js';
 
 export const FIAT_PROVIDERS = ['stripe', 'braintree', 'visa'] as const;
 export const PROVIDERS = ['erc4337', ...FIAT_PROVIDERS] as const;
@@ -35,8 +35,8 @@ export const CreateDelegationBody = z
 export type CreateDelegationInput = z.output<typeof CreateDelegationBody>;
 
 export const ListDelegationsQuery = z.object({
-  page: z.coerce.number().int().min(1).max(1_000_000).default(1),
-  offset: z.coerce.number().int().min(1).max(100).default(10),
+  page: wholeNumber(1, 1_000_000).default(1),
+  offset: wholeNumber(1, 100).default(10),
   accessible: z
     .enum(['true', 'false'])
     .transform((v) => v === 'true')

@@ -2,7 +2,7 @@
 // a control character or an unpaired surrogate is a 400 naming the field), except what the router forwards to the
 // merchant as it is: `body` (any JSON) and header values, which the outbound module checks as header values.
 import { z } from 'zod';
-import { line } from '../text.js';
+import { line, wholeNumber } from '../text.js';
 import { safePathSegments } from './catalog.js';
 
 export const RequestId = line(200)
@@ -87,14 +87,6 @@ const inOrder = (q: { from?: Date | undefined; to?: Date | undefined }) =>
   q.from === undefined || q.to === undefined || q.from <= q.to;
 const ORDER = { message: 'must not be after to', path: ['from'] };
 
-/** Decimal digits only: z.coerce.number() would also read `0x10`, `1e3` or ` 5`. */
-const wholeNumber = (digits: number, min: number, max: number) =>
-  z
-    .string()
-    .regex(new RegExp(`^[0-9]{1,${digits}}$`), `must be a whole number from ${min} to ${max}`)
-    .transform(Number)
-    .pipe(z.number().int().min(min).max(max));
-
 /**
  * The ledger listing: newest first, `limit` rows (1-1000, default 1000) per page, `page` 1-based. `offset` is the
  * contract's name for results per page (its paging convention): a synonym of `limit`, and both must agree.
@@ -105,9 +97,9 @@ export const PaymentsQuery = z
     from: FromDate.optional(),
     to: ToDate.optional(),
     format: z.enum(['json', 'csv']).default('json'),
-    limit: wholeNumber(4, 1, 1000).optional(),
-    offset: wholeNumber(4, 1, 1000).optional(),
-    page: wholeNumber(7, 1, 1_000_000).default(1),
+    limit: wholeNumber(1, 1000).optional(),
+    offset: wholeNumber(1, 1000).optional(),
+    page: wholeNumber(1, 1_000_000).default(1),
   })
   .refine(inOrder, ORDER)
   .refine((q) => q.limit === undefined || q.offset === undefined || q.limit === q.offset, {

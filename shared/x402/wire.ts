@@ -6,7 +6,7 @@
 // malformed request. Only a body that is not even the right shape is a 400.
 import { z } from 'zod';
 import { PositiveAmount } from '../money.js';
-import { line, text } from '../text.js';
+import { line, text, wholeNumber } from '../text.js';
 import { Accepted, Extensions, PERMISSION_SCHEMES, Resource } from './schemas.js';
 import { MAX_TOKEN_CHARS } from './permission-token.js';
 
@@ -27,8 +27,8 @@ export const CreatePermissionBody = z.object({
 export type CreatePermissionBody = z.output<typeof CreatePermissionBody>;
 
 export const ListPermissionsQuery = z.object({
-  page: z.coerce.number().int().min(1).max(1_000_000).default(1),
-  offset: z.coerce.number().int().min(1).max(100).default(10),
+  page: wholeNumber(1, 1_000_000).default(1),
+  offset: wholeNumber(1, 100).default(10),
   scheme: z.enum(PERMISSION_SCHEMES).optional(),
 });
 export type ListPermissionsQuery = z.output<typeof ListPermissionsQuery>;
