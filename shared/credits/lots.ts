@@ -1,6 +1,7 @@
-// The credit store: lots per (plan, holder), the holder's running total, and the append-only credit ledger
-// (DESIGN §4, §5). Every balance change is a conditional UPDATE whose affected-row count is checked, plus a ledger
-// row; nothing here ever loads a balance, changes it in memory and flushes it back.
+// The credit store: lots per (plan, holder), the holder's running total, and the append-only credit ledger. Every
+// balance change is a conditional UPDATE whose affected-row count is checked, plus a ledger row; nothing here ever
+// loads a balance, changes it in memory and flushes it back, because several processes share the database and
+// only the database can decide between them.
 //
 // credit_holding.total is the sum of `remaining` over the pair's lots that were not yet reclaimed (an expired lot
 // is reclaimed, its remainder zeroed and written off in the ledger, by the next mint to the pair), so the ledger's

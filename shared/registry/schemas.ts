@@ -1,6 +1,8 @@
 // Wire schemas of the agent and plan registry (interface "Agent" / "Plan" resources). Types are inferred from
 // the schemas and share their names. Every string is bounded so a hostile body cannot bloat rows or responses, and
-// built on text.ts, so control characters and unpaired surrogates are a 400 naming the field.
+// built on text.ts, so control characters and unpaired surrogates are a 400 naming the field. That matters beyond
+// tidiness: the registry writes through MikroORM's entity queries, which format values into the SQL text, and a NUL
+// there failed the statement (a 500); PostgreSQL refuses NUL in text even bound.
 //
 // Decisions the interface leaves open:
 // - Create bodies strip unknown keys (SDKs send extra fields such as contract addresses); update bodies are

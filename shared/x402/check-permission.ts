@@ -1,4 +1,4 @@
-// The checks verify and settle share (DESIGN §6), in order, each a named step with its own reason:
+// The checks verify and settle share, in order, each a named step with its own reason:
 //   1. the token decodes (never throws on hostile input) and carries no session keys;
 //   2. its signed fields hash to a stored permission (a changed plan, resource, agent, nonce or owner names none);
 //   3. its signature is the one issued (its SHA-256, the only form stored, compared in constant time) and

@@ -252,6 +252,8 @@ export async function createPermission(
     revokedAt: null,
     createdAt: now,
   };
+  // MikroORM formats these values into the SQL text: the boundary schemas (text.ts) are what keep a NUL in the
+  // resource, description or agent id from failing the statement.
   await em.insert(X402Permission, row);
   return { ...permissionRecord(row, 0n), x402AccessToken };
 }
