@@ -1,11 +1,12 @@
 import { z } from 'zod';
+import { wholeNumber } from '../../shared/text.js';
 
 /** Paged lists (interface "Limits" 1): page 1-based (default 1), offset = results per page (default 10). */
 export const MAX_PAGE_SIZE = 100;
 
 export const PageQuery = z.object({
-  page: z.coerce.number().int().min(1).max(1_000_000).default(1),
-  offset: z.coerce.number().int().min(1).max(MAX_PAGE_SIZE).default(10),
+  page: wholeNumber(1, 1_000_000).default(1),
+  offset: wholeNumber(1, MAX_PAGE_SIZE).default(10),
 });
 
 export const SortedPageQuery = PageQuery.extend({

@@ -10,6 +10,7 @@ import { headerOf } from '../../shared/router/outcome.js';
 import { feeAfterRelay, payAndResend } from '../../shared/router/pay-and-resend.js';
 import { routerSlot } from '../../shared/router/route.js';
 import { RequestId } from '../../shared/router/schemas.js';
+import { line } from '../../shared/text.js';
 import { UpstreamStreamError, upstreamAppError } from '../../shared/upstream/index.js';
 import { parseOr400 } from '../http/json.js';
 import { readBody } from '../http/read-body.js';
@@ -18,11 +19,13 @@ import { readAll, relay } from '../http/stream-answer.js';
 
 const MAX_402_BODY_BYTES = 256 * 1024;
 
+// Node decodes header bytes as latin1, so a UTF-8 value arrives as C1 characters: line() refuses it, as it does
+// TAB (the only control HTTP lets through). Node's parser has already refused NUL, CR and LF.
 const ProxyHeaders = z.object({
-  'x-router-target-url': z.string().min(1).max(2048),
+  'x-router-target-url': line(2048).min(1),
   'x-router-delegation-id': z.uuid(),
   'x-router-request-id': RequestId,
-  'x-router-upstream-authorization': z.string().max(8192).optional(),
+  'x-router-upstream-authorization': line(8192).optional(),
 });
 
 export function streamRoutes(table: RouteTable, rc: RouterContext): void {

@@ -6,11 +6,10 @@
 //   3. take x from the holder's non-expired lots, soonest-expiring first (lots.ts), one ledger row.
 // Any refusal throws and the transaction rolls back: nothing is burnt and the burn key stays free for a retry.
 import { randomUUID } from 'node:crypto';
-import { UniqueConstraintViolationException } from '@mikro-orm/core';
-import type { QueryResult } from '@mikro-orm/sql';
 import type { ServiceContext } from '../context.js';
-import { Agent, CreditBurn } from '../db/entities/index.js';
+import { Agent } from '../db/entities/index.js';
 import type { Em } from '../db/orm.js';
+import { emSql, isUniqueViolation } from '../db/sql.js';
 import { AppError } from '../errors/app-error.js';
 import type { TokenSigner } from '../keys/signing-keys.js';
 import { fromColumn, toWire } from '../money.js';
@@ -29,7 +28,7 @@ interface AgentRequestRow {
 }
 
 async function agentRequestOf(em: Em, id: string): Promise<AgentRequestRow | undefined> {
-  const rows = await em.execute<Record<string, unknown>[]>(
+  const rows = await emSql(em).all(
     `select id, plan_id, agent_id, holder_address, cast(max_credits as text) as max_credits, cast(burned as text) as burned
      from agent_request where id = ?`,
     [id],
@@ -71,28 +70,24 @@ async function burn(ctx: ServiceContext, input: BurnInput): Promise<BurnOutcome>
   const now = ctx.now();
   try {
     const balance = await ctx.db.em().transactional(async (tx) => {
+      const sql = emSql(tx, ctx.db.dialect);
       try {
-        await tx.insert(CreditBurn, {
-          id: randomUUID(),
-          agentRequestId: request.id,
-          burnKey: input.burnKey,
-          amount,
-          tag: input.tag,
-          description: input.description,
-          status: input.status,
-          createdAt: now,
-        });
+        // Bound, not inlined: tag, description and status are the caller's text.
+        await sql.run(
+          `insert into credit_burn (id, agent_request_id, burn_key, amount, tag, description, status, created_at)
+           values (?, ?, ?, ?, ?, ?, ?, ?)`,
+          [randomUUID(), request.id, input.burnKey, amount, input.tag, input.description, input.status, now],
+        );
       } catch (err) {
-        if (err instanceof UniqueConstraintViolationException) throw new DuplicateBurn();
+        if (isUniqueViolation(err)) throw new DuplicateBurn();
         throw err;
       }
       // `burned <= max_credits - x` rather than `burned + x <= max_credits`: the sum could overflow BIGINT.
-      const res = await tx.execute<QueryResult>(
+      const updated = await sql.run(
         'update agent_request set burned = burned + ? where id = ? and burned <= max_credits - ?',
         [amount, request.id, amount],
-        'run',
       );
-      if (res.affectedRows !== 1) {
+      if (updated !== 1) {
         throw new AppError(
           'BCK.PROTOCOL.0025',
           `burning ${amount} would exceed the ${request.maxCredits} credits agent request ${request.id} may burn`,
@@ -232,7 +227,7 @@ export async function recordSubTask(ctx: ServiceContext, caller: ActingUser, inp
       balance: toWire(outcome.balance),
     };
   }
-  const first = await em.execute<{ amount: string }[]>(
+  const first = await emSql(em).all(
     'select cast(amount as text) as amount from credit_burn where agent_request_id = ? and burn_key = ?',
     [request.id, burnKey],
   );

@@ -1,11 +1,13 @@
 // Wire schemas of the credit and access endpoints: every body and path parameter is parsed here, once, before a
-// service sees it. Types are inferred from the schemas and share their names (x402 core's habit).
+// service sees it. Types are inferred from the schemas and share their names (x402 core's habit). Strings are
+// text.ts's: bounded, and a control character or an unpaired surrogate is a 400 naming the field.
 //
 // Unknown body fields are ignored rather than refused: the interface leaves the full bodies of initialize,
 // sub-task tracking and mint-expirable unspecified, so clients written against the hosted service may send more.
 import { z } from 'zod';
 import { EvmAddress } from '../address.js';
 import { PositiveAmount } from '../money.js';
+import { line, text } from '../text.js';
 
 /** Largest plan id: plan.id is a 32-bit serial on both databases. */
 export const MAX_PLAN_ID = 2_147_483_647;
@@ -32,9 +34,9 @@ export function planIdOf(raw: string | number): number | undefined {
 }
 
 /** A body planId: a string (the interface's type) or a JSON integer; resolved with planIdOf. */
-export const BodyPlanId = z.union([z.string().min(1).max(100), z.number().int()]);
+export const BodyPlanId = z.union([line(100).min(1), z.number().int()]);
 
-const Jwt = z.string().min(1).max(MAX_JWT_CHARS);
+const Jwt = line(MAX_JWT_CHARS).min(1);
 
 export const MintBody = z.object({
   planId: BodyPlanId,
@@ -57,11 +59,11 @@ export const RedeemBody = z.object({
 export type RedeemBody = z.output<typeof RedeemBody>;
 
 export const SubTaskBody = z.object({
-  agentRequestId: z.string().min(1).max(100),
+  agentRequestId: line(100).min(1),
   creditsToRedeem: PositiveAmount,
-  tag: z.string().min(1).max(MAX_TAG_CHARS).optional(),
-  description: z.string().max(10_000).optional(),
-  status: z.string().min(1).max(64).optional(),
+  tag: line(MAX_TAG_CHARS).min(1).optional(),
+  description: text(10_000).optional(),
+  status: line(64).min(1).optional(),
 });
 export type SubTaskBody = z.output<typeof SubTaskBody>;
 
@@ -69,9 +71,8 @@ export const HTTP_VERBS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPT
 
 export const InitializeBody = z.object({
   accessToken: Jwt,
-  endpoint: z.string().min(1).max(2048),
-  httpVerb: z
-    .string()
+  endpoint: line(2048).min(1),
+  httpVerb: line(16)
     .transform((v) => v.toUpperCase())
     .pipe(z.enum(HTTP_VERBS)),
   maxCredits: PositiveAmount.optional(),
@@ -82,4 +83,4 @@ export type InitializeBody = z.output<typeof InitializeBody>;
 export const HolderParam = z.object({ holderAddress: EvmAddress });
 
 /** `agentId` path parameter (a DID; bounded so a hostile path does not reach the database). */
-export const AgentIdParam = z.string().min(1).max(200);
+export const AgentIdParam = line(200).min(1);

@@ -5,6 +5,8 @@
 // new text that better-sqlite3 prepares again and PostgreSQL parses and plans again. Here the text is fixed and
 // the values are bound: SQLite keeps one prepared statement per text, PostgreSQL one named statement per text
 // and connection.
+import { SqlitePlatform } from '@mikro-orm/sql';
+import { CompiledQuery, type Kysely, type Transaction } from 'kysely';
 import type { Pool, PoolClient } from 'pg';
 import { keyedSerializer } from '../serial.js';
 import type { Dialect, Em } from './orm.js';
@@ -229,18 +231,35 @@ export function postgresRunner(pool: Pool): SqlRunner {
   };
 }
 
+/** Which SQL dialect an entity manager speaks (for callers that were handed only the `em`). */
+export function dialectOf(em: Em): Dialect {
+  return em.getPlatform() instanceof SqlitePlatform ? 'sqlite' : 'postgresql';
+}
+
 /**
- * The same statements inside a MikroORM transaction (admin-side flows that mix entity writes and ledger
- * movements). Slower (MikroORM inlines the parameters) but one implementation of the money SQL.
+ * The same statements on an entity manager: inside `em.transactional()` they run on that transaction's own
+ * connection (kysely's, which MikroORM holds for it), elsewhere on the pool. Values are BOUND, never formatted into
+ * the text: `em.execute` (Connection.execute -> platform.formatQuery) inlines every parameter, so a NUL in a value
+ * reached SQLite inside the SQL text and failed the statement (a 500), and a quote or a `?` in a value depended on
+ * MikroORM's escaping. Bound, a value is data whatever it holds (PostgreSQL still refuses NUL in text columns:
+ * text.ts keeps it out at the boundary).
+ *
+ * SQLite reads return 64-bit integers as JavaScript numbers here (kysely prepares without safeIntegers): select
+ * them `cast(... as text)`, or read them with `int64()`, which refuses a number past 2^53 rather than round it.
  */
-export function emSql(em: Em, dialect: Dialect): SqlTx {
-  const values = (params: readonly SqlValue[]) => (dialect === 'sqlite' ? params.map(sqliteValue) : [...params]);
+export function emSql(em: Em, dialect: Dialect = dialectOf(em)): SqlTx {
+  const compile = (sql: string, params: readonly SqlValue[]): CompiledQuery =>
+    dialect === 'sqlite'
+      ? CompiledQuery.raw(sql, params.map(sqliteValue))
+      : CompiledQuery.raw(toDollars(sql), [...params]);
+  const executor = (): Kysely<unknown> =>
+    em.getTransactionContext<Transaction<unknown>>() ?? em.getConnection().getClient();
   return {
     dialect,
     run: async (sql, params = []) => {
-      const res = await em.execute<{ affectedRows: number }>(sql, values(params), 'run');
-      return res.affectedRows;
+      const res = await executor().executeQuery(compile(sql, params));
+      return Number(res.numAffectedRows ?? 0n);
     },
-    all: (sql, params = []) => em.execute<SqlRow[]>(sql, values(params), 'all'),
+    all: async (sql, params = []) => (await executor().executeQuery<SqlRow>(compile(sql, params))).rows,
   };
 }

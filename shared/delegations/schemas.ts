@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { EvmAddress } from '../address.js';
 import { PositiveAmount } from '../money.js';
+import { line, wholeNumber } from '../text.js';
 
 export const FIAT_PROVIDERS = ['stripe', 'braintree', 'visa'] as const;
 export const PROVIDERS = ['erc4337', ...FIAT_PROVIDERS] as const;
@@ -27,15 +28,15 @@ export const CreateDelegationBody = z
       .transform(Number)
       .optional(),
     apiKeyId: z.uuid().optional(),
-    providerPaymentMethodId: z.string().min(1).max(200).optional(),
+    providerPaymentMethodId: line(200).min(1).optional(),
   })
   .strict();
 
 export type CreateDelegationInput = z.output<typeof CreateDelegationBody>;
 
 export const ListDelegationsQuery = z.object({
-  page: z.coerce.number().int().min(1).max(1_000_000).default(1),
-  offset: z.coerce.number().int().min(1).max(100).default(10),
+  page: wholeNumber(1, 1_000_000).default(1),
+  offset: wholeNumber(1, 100).default(10),
   accessible: z
     .enum(['true', 'false'])
     .transform((v) => v === 'true')

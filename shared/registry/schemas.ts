@@ -1,5 +1,8 @@
 // Wire schemas of the agent and plan registry (interface "Agent" / "Plan" resources). Types are inferred from
-// the schemas and share their names. Every string is bounded so a hostile body cannot bloat rows or responses.
+// the schemas and share their names. Every string is bounded so a hostile body cannot bloat rows or responses, and
+// built on text.ts, so control characters and unpaired surrogates are a 400 naming the field. That matters beyond
+// tidiness: the registry writes through MikroORM's entity queries, which format values into the SQL text, and a NUL
+// there failed the statement (a 500); PostgreSQL refuses NUL in text even bound.
 //
 // Decisions the interface leaves open:
 // - Create bodies strip unknown keys (SDKs send extra fields such as contract addresses); update bodies are
@@ -11,6 +14,7 @@ import { isAddress } from 'viem';
 import { z } from 'zod';
 import { EvmAddress } from '../address.js';
 import { Amount, MAX_INT64, PositiveAmount, sum } from '../money.js';
+import { line, text } from '../text.js';
 
 export const LIMITS = {
   name: 200,
@@ -45,14 +49,14 @@ function isHttpUrl(value: string): boolean {
   );
 }
 
-export const HttpUrl = z
-  .string()
-  .max(LIMITS.url)
-  .refine(isHttpUrl, 'must be an absolute http(s) URL without credentials or whitespace');
+export const HttpUrl = line(LIMITS.url).refine(
+  isHttpUrl,
+  'must be an absolute http(s) URL without credentials or whitespace',
+);
 
-export const Name = z.string().trim().min(1, 'must not be empty').max(LIMITS.name);
-export const Description = z.string().max(LIMITS.description);
-export const Tags = z.array(z.string().trim().min(1, 'must not be empty').max(LIMITS.tag)).max(LIMITS.tags);
+export const Name = line(LIMITS.name, { trim: true }).min(1, 'must not be empty');
+export const Description = text(LIMITS.description);
+export const Tags = z.array(line(LIMITS.tag, { trim: true }).min(1, 'must not be empty')).max(LIMITS.tags);
 
 export const Endpoint = z
   .partialRecord(z.enum(HTTP_VERBS), HttpUrl)
@@ -63,8 +67,7 @@ export const Endpoints = z.array(Endpoint).min(1).max(LIMITS.endpoints);
 // A mixed-case address carries an EIP-55 checksum; a wrong one is almost always a typo, and money sent to a
 // typo'd receiver is lost, so it is refused rather than silently normalised. One-case addresses carry none.
 const HEX_ONE_CASE = /^0x([0-9a-f]{40}|[0-9A-F]{40})$/;
-export const PayableAddress = z
-  .string()
+export const PayableAddress = line(42)
   .refine(
     (v) => HEX_ONE_CASE.test(v) || isAddress(v, { strict: true }),
     'must be an EVM address with a valid EIP-55 checksum',

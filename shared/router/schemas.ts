@@ -1,14 +1,16 @@
-// Bodies of the router endpoints (interface "Router"), validated at the boundary.
+// Bodies of the router endpoints (interface "Router"), validated at the boundary. Strings are text.ts's (bounded;
+// a control character or an unpaired surrogate is a 400 naming the field), except what the router forwards to the
+// merchant as it is: `body` (any JSON) and header values, which the outbound module checks as header values.
 import { z } from 'zod';
+import { line, wholeNumber } from '../text.js';
 import { safePathSegments } from './catalog.js';
 
-export const RequestId = z
-  .string()
+export const RequestId = line(200)
   .min(1)
-  .max(200)
   .regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces');
 
-const AbsoluteHttpUrl = z.url({ protocol: /^https?$/ }).max(2048);
+// `new URL` (z.url's check) silently drops tabs and line breaks and trims C0 controls: refused before it.
+const AbsoluteHttpUrl = line(2048).pipe(z.url({ protocol: /^https?$/ }));
 
 export const MintBody = z.object({
   delegationId: z.uuid(),
@@ -20,25 +22,26 @@ export const MintBody = z.object({
         x402Version: z.union([z.literal(1), z.literal(2)]).default(2),
       })
       .loose(),
-    z.object({ challenge: z.string().min(1).max(16_384) }).loose(),
+    z.object({ challenge: line(16_384).min(1) }).loose(),
   ]),
   resourceUrl: AbsoluteHttpUrl.optional(),
   requestId: RequestId.optional(),
 });
 export type MintBody = z.output<typeof MintBody>;
 
+// Opaque: forwarded as written; the outbound module refuses what no header value may hold (NUL, CR, LF).
 const HeaderValue = z.string().max(8192);
 
 export const RouteBody = z
   .object({
     requestId: RequestId,
     delegationId: z.uuid(),
-    url: z.string().min(1).max(2048).optional(),
-    slug: z.string().min(1).max(63).optional(),
-    path: z.string().max(2048).optional(),
+    url: line(2048).min(1).optional(),
+    slug: line(63).min(1).optional(),
+    path: line(2048).optional(),
     method: z.enum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']).default('GET'),
     headers: z
-      .record(z.string().min(1).max(256), HeaderValue)
+      .record(line(256).min(1), HeaderValue)
       .refine((h) => Object.keys(h).length <= 64, 'at most 64 headers')
       .optional(),
     body: z.unknown().optional(),
@@ -84,14 +87,6 @@ const inOrder = (q: { from?: Date | undefined; to?: Date | undefined }) =>
   q.from === undefined || q.to === undefined || q.from <= q.to;
 const ORDER = { message: 'must not be after to', path: ['from'] };
 
-/** Decimal digits only: z.coerce.number() would also read `0x10`, `1e3` or ` 5`. */
-const wholeNumber = (digits: number, min: number, max: number) =>
-  z
-    .string()
-    .regex(new RegExp(`^[0-9]{1,${digits}}$`), `must be a whole number from ${min} to ${max}`)
-    .transform(Number)
-    .pipe(z.number().int().min(min).max(max));
-
 /**
  * The ledger listing: newest first, `limit` rows (1-1000, default 1000) per page, `page` 1-based. `offset` is the
  * contract's name for results per page (its paging convention): a synonym of `limit`, and both must agree.
@@ -102,9 +97,9 @@ export const PaymentsQuery = z
     from: FromDate.optional(),
     to: ToDate.optional(),
     format: z.enum(['json', 'csv']).default('json'),
-    limit: wholeNumber(4, 1, 1000).optional(),
-    offset: wholeNumber(4, 1, 1000).optional(),
-    page: wholeNumber(7, 1, 1_000_000).default(1),
+    limit: wholeNumber(1, 1000).optional(),
+    offset: wholeNumber(1, 1000).optional(),
+    page: wholeNumber(1, 1_000_000).default(1),
   })
   .refine(inOrder, ORDER)
   .refine((q) => q.limit === undefined || q.offset === undefined || q.limit === q.offset, {

@@ -1,7 +1,8 @@
-// The checks verify and settle share (DESIGN §6), in order, each a named step with its own reason:
+// The checks verify and settle share, in order, each a named step with its own reason:
 //   1. the token decodes (never throws on hostile input) and carries no session keys;
 //   2. its signed fields hash to a stored permission (a changed plan, resource, agent, nonce or owner names none);
-//   3. its signature is the one issued (constant time) and recovers to the permission owner;
+//   3. its signature is the one issued (its SHA-256, the only form stored, compared in constant time) and
+//      recovers to the permission owner;
 //   4. the permission is Active;
 //   5. some paymentRequired.accepts[i] matches scheme, network, plan (and agent when the permission is bound);
 //   6. the caller owns the plan or the bound agent (only the seller side may verify or settle);
@@ -11,7 +12,7 @@
 import type { ServiceContext } from '../context.js';
 import type { ActingUser } from '../auth/caller.js';
 import { type PlanRow, planOr404 } from '../credits/lookup.js';
-import { secretsEqual } from '../crypto/hashing.js';
+import { secretsEqual, sha256Hex } from '../crypto/hashing.js';
 import { Agent, AgentPlan, X402Permission } from '../db/entities/index.js';
 import { AppError } from '../errors/app-error.js';
 import { SESSION_KEYS_PROVIDER, decodeToken, fieldsOf, permissionHashOf, recoverSigner } from './permission-token.js';
@@ -69,7 +70,7 @@ export async function checkPermission(
   const em = ctx.db.em();
   const permission = await em.findOne(X402Permission, { permissionHash: hash });
   if (permission === null) return invalid(Reason.permissionNotFound, 'the token names no permission');
-  if (!secretsEqual(permission.signature, token.payload.signature)) {
+  if (!secretsEqual(permission.signatureHash, sha256Hex(token.payload.signature))) {
     return invalid(Reason.invalidSignature, 'the token signature is not the one issued', permission);
   }
   const signer = await recoverSigner(token);

@@ -13,6 +13,7 @@ import { NETWORKS } from '../assets.js';
 import type { ServiceContext } from '../context.js';
 import type { ActingUser } from '../auth/caller.js';
 import { creditBalance } from '../credits/lots.js';
+import { sha256Hex } from '../crypto/hashing.js';
 import { type PlanRow, planOr404, visibleAgentOr404 } from '../credits/lookup.js';
 import { AgentPlan, Delegation, X402Permission } from '../db/entities/index.js';
 import type { Em } from '../db/orm.js';
@@ -66,7 +67,8 @@ export interface PermissionRow {
   readonly resourceUrl: string;
   readonly resourceDescription?: string | null | undefined;
   readonly delegationId?: string | null | undefined;
-  readonly signature: string;
+  /** SHA-256 (hex) of the issued signature: the signature itself would let a copy of the database rebuild the token. */
+  readonly signatureHash: string;
   readonly status: string;
   readonly createdAt: Date;
 }
@@ -242,12 +244,16 @@ export async function createPermission(
     resourceDescription: input.resource.description ?? null,
     delegationId: delegation?.id ?? null,
     nonce: fields.nonce,
-    signature,
+    // Never the signature itself: with the row's other fields it IS the bearer token (verify needs only to
+    // recognise it).
+    signatureHash: sha256Hex(signature),
     status: 'Active',
     usedCredits: 0n,
     revokedAt: null,
     createdAt: now,
   };
+  // MikroORM formats these values into the SQL text: the boundary schemas (text.ts) are what keep a NUL in the
+  // resource, description or agent id from failing the statement.
   await em.insert(X402Permission, row);
   return { ...permissionRecord(row, 0n), x402AccessToken };
 }

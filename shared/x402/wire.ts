@@ -6,6 +6,7 @@
 // malformed request. Only a body that is not even the right shape is a 400.
 import { z } from 'zod';
 import { PositiveAmount } from '../money.js';
+import { line, text, wholeNumber } from '../text.js';
 import { Accepted, Extensions, PERMISSION_SCHEMES, Resource } from './schemas.js';
 import { MAX_TOKEN_CHARS } from './permission-token.js';
 
@@ -19,31 +20,31 @@ export const CreatePermissionBody = z.object({
   // planId: any identifier string here, so an unknown one is the interface's 404 rather than a 400.
   accepted: Accepted.extend({
     scheme: z.enum(PERMISSION_SCHEMES),
-    planId: z.string().min(1).max(100),
+    planId: line(100).min(1),
   }),
-  delegationConfig: z.object({ delegationId: z.string().min(1).max(100) }).optional(),
+  delegationConfig: z.object({ delegationId: line(100).min(1) }).optional(),
 });
 export type CreatePermissionBody = z.output<typeof CreatePermissionBody>;
 
 export const ListPermissionsQuery = z.object({
-  page: z.coerce.number().int().min(1).max(1_000_000).default(1),
-  offset: z.coerce.number().int().min(1).max(100).default(10),
+  page: wholeNumber(1, 1_000_000).default(1),
+  offset: wholeNumber(1, 100).default(10),
   scheme: z.enum(PERMISSION_SCHEMES).optional(),
 });
 export type ListPermissionsQuery = z.output<typeof ListPermissionsQuery>;
 
 /** One element of `paymentRequired.accepts`, as loose as a stranger's 402 can be. */
 export const OfferedOption = z.looseObject({
-  scheme: z.string().max(200),
-  network: z.string().max(200),
-  planId: z.union([z.string().max(200), z.number()]).optional(),
-  extra: z.looseObject({ agentId: z.string().max(200).optional() }).nullish(),
+  scheme: line(200),
+  network: line(200),
+  planId: z.union([line(200), z.number()]).optional(),
+  extra: z.looseObject({ agentId: line(200).optional() }).nullish(),
 });
 export type OfferedOption = z.output<typeof OfferedOption>;
 
 export const OfferedPaymentRequired = z.looseObject({
   x402Version: z.number().int().min(1).max(10),
-  error: z.string().max(5000).optional(),
+  error: text(5000).optional(),
   resource: Resource.optional(),
   accepts: z.array(OfferedOption).min(1).max(64),
   extensions: Extensions.optional(),
@@ -52,13 +53,14 @@ export type OfferedPaymentRequired = z.output<typeof OfferedPaymentRequired>;
 
 export const VerifyBody = z.object({
   paymentRequired: OfferedPaymentRequired,
-  // Any string up to 4x the decoder's limit: what is wrong with a token is reported as isValid: false.
-  x402AccessToken: z.string().max(MAX_TOKEN_CHARS * 4),
+  // Any single-line string up to 4x the decoder's limit: what is wrong with a token is reported as isValid: false
+  // (a control character, which no base64 token holds, is the 400 of every text field).
+  x402AccessToken: line(MAX_TOKEN_CHARS * 4),
   maxAmount: PositiveAmount,
 });
 export type VerifyBody = z.output<typeof VerifyBody>;
 
 export const SettleBody = VerifyBody.extend({
-  agentRequestId: z.string().min(1).max(MAX_AGENT_REQUEST_ID_CHARS),
+  agentRequestId: line(MAX_AGENT_REQUEST_ID_CHARS).min(1),
 });
 export type SettleBody = z.output<typeof SettleBody>;

@@ -19,7 +19,21 @@ export const CreditLot = defineEntity({
   },
 });
 
-/** Append-only: one row per credit movement (mint, order, redeem, sub-task). */
+/**
+ * Per (plan, holder): the sum of `remaining` over the pair's lots not yet reclaimed (shared/credits/lots.ts). The
+ * conditional UPDATE that adds to it is where a balance past 2^63 - 1 is refused; its row is the pair's lock.
+ */
+export const CreditHolding = defineEntity({
+  name: 'CreditHolding',
+  tableName: 'credit_holding',
+  properties: {
+    planId: p.integer().primary(),
+    holderAddress: p.string().primary(),
+    total: p.type(Int64Type).default(0),
+  },
+});
+
+/** Append-only: one row per credit movement (mint, order, redeem, sub-task, expired remainder written off). */
 export const CreditLedger = defineEntity({
   name: 'CreditLedger',
   tableName: 'credit_ledger',
@@ -28,7 +42,7 @@ export const CreditLedger = defineEntity({
     id: p.string().primary(),
     planId: p.integer(),
     holderAddress: p.string(),
-    /** Signed: positive for mints and orders, negative for burns. */
+    /** Signed: positive for mints and orders, negative for burns and written-off expired remainders. */
     delta: p.type(Int64Type),
     kind: p.string(),
     reference: p.string().nullable(),

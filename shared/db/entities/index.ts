@@ -1,6 +1,6 @@
 import { ApiKey, ServiceWallet, SigningKey, User } from './accounts.js';
 import { Delegation, DelegationTransaction } from './delegations.js';
-import { AgentRequest, CreditBurn, CreditLedger, CreditLot, PlanOrder } from './credits.js';
+import { AgentRequest, CreditBurn, CreditHolding, CreditLedger, CreditLot, PlanOrder } from './credits.js';
 import { Agent, AgentPlan, Plan } from './registry.js';
 import { CatalogEntry, RouterPayment } from './router.js';
 import { TokenBalance, TokenLedger } from './token-ledger.js';
@@ -23,6 +23,7 @@ export const entities = [
   Plan,
   AgentPlan,
   CreditLot,
+  CreditHolding,
   CreditLedger,
   AgentRequest,
   CreditBurn,

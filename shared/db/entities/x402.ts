@@ -19,7 +19,8 @@ export const X402Permission = defineEntity({
     resourceDescription: p.text().nullable(),
     delegationId: p.string().nullable(),
     nonce: p.string(),
-    signature: p.string(),
+    /** SHA-256 (hex) of the signature as issued; the signature itself is never stored (it completes the token). */
+    signatureHash: p.string(),
     status: p.string(),
     usedCredits: p.type(Int64Type).default(0),
     revokedAt: p.datetime().nullable(),

@@ -5,10 +5,17 @@ import { Migration20261121233749_initial } from './Migration20261121233749_initi
 import { Migration20261121234504_router } from './Migration20261121234504_router.js';
 import { Migration20261123134526_auth_nonce } from './Migration20261123134526_auth_nonce.js';
 import { Migration20261123160054_fee_reserved } from './Migration20261123160054_fee_reserved.js';
+import { Migration20261124030100_credit_holding } from './Migration20261124030100_credit_holding.js';
+import { Migration20261124030200_permission_signature_hash } from './Migration20261124030200_permission_signature_hash.js';
 
 export const postgresqlMigrations: MigrationObject[] = [
   { name: 'Migration20261121233749_initial', class: Migration20261121233749_initial },
   { name: 'Migration20261121234504_router', class: Migration20261121234504_router },
   { name: 'Migration20261123134526_auth_nonce', class: Migration20261123134526_auth_nonce },
   { name: 'Migration20261123160054_fee_reserved', class: Migration20261123160054_fee_reserved },
+  { name: 'Migration20261124030100_credit_holding', class: Migration20261124030100_credit_holding },
+  {
+    name: 'Migration20261124030200_permission_signature_hash',
+    class: Migration20261124030200_permission_signature_hash,
+  },
 ];
