@@ -7,15 +7,9 @@ import { exceedsJsonDepth } from '../protocols/json-depth.js';
 import { type PaymentChoice, type UpstreamAnswer, choosePayment } from '../protocols/payment.js';
 import type { NoChoice } from '../protocols/reasons.js';
 import { credentialHeaderRefusal } from '../upstream/index.js';
+import { currencyPays, fundedSymbol } from '../spend/index.js';
 import type { RouterContext } from './context.js';
-import { type DelegationRow, currencyFunds } from './pay.js';
-
-/** The token a delegation's currency pays (DESIGN §4): usd/usdc -> USDC, eur/eurc -> EURC; else none. */
-export function fundedSymbol(currency: string): Asset['symbol'] | undefined {
-  if (['usd', 'usdc'].includes(currency)) return 'USDC';
-  if (['eur', 'eurc'].includes(currency)) return 'EURC';
-  return undefined;
-}
+import type { DelegationRow } from './pay.js';
 
 export function chooseOptions(rc: RouterContext, delegation: DelegationRow) {
   const c = rc.ctx.config;
@@ -33,8 +27,8 @@ export function chooseOptions(rc: RouterContext, delegation: DelegationRow) {
     fundedNetworks: c.ROUTER_FUNDED_NETWORKS?.split(','),
     allowedRecipients: delegation.allowedRecipients ?? undefined,
     mppAssets,
-    // An MPP challenge naming a field the outbound module would refuse is refused here, before issuePayment
-    // (DESIGN §7 step 5), so the payment is never made for a credential that cannot be sent.
+    // An MPP challenge naming a field the outbound module would refuse is refused here, before issuePayment,
+    // so the payment is never made for a credential that cannot be sent.
     credentialHeaderRefusal,
   };
 }
@@ -88,8 +82,8 @@ export function chooseFromAnswer(rc: RouterContext, delegation: DelegationRow, a
   const r = choosePayment(inDelegationCurrency(rc, delegation, answer), opts);
   if (r.type === 'none') throw refusal(r);
   // Every x402 option was in the other currency (kept above so the refusal could name it): x402 is not fundable
-  // by this delegation, so MPP is (DESIGN §7 "Choosing": x402 if an option is fundable, else MPP).
-  if (r.type === 'x402' && !currencyFunds(delegation.currency, r.choice.asset.symbol)) {
+  // by this delegation, so MPP is (x402 is paid when one of its options is fundable, else MPP; never both).
+  if (r.type === 'x402' && !currencyPays(delegation.currency, r.choice.asset.symbol)) {
     const mppOnly: UpstreamAnswer = {
       header: (n) => (n.toLowerCase() === 'payment-required' ? undefined : answer.header(n)),
     };

@@ -10,10 +10,11 @@ import { mintLot } from '../credits/lots.js';
 import type { PlanRow } from '../credits/lookup.js';
 import { orderPlan } from '../credits/order.js';
 import { Delegation, PlanOrder } from '../db/entities/index.js';
-import { reserve, release } from '../delegations/service.js';
+import { release, reserve } from '../delegations/service.js';
 import { AppError } from '../errors/app-error.js';
 import { type CardProcessor, type ChargeResult, fiatAssetOf } from '../settlement/card-processor.js';
-import { delegationCanPay, fiatCurrencyOf, planPrice } from './funding.js';
+import { fiatCurrencyOf } from '../spend/index.js';
+import { delegationCanPay, planPrice } from './funding.js';
 import type { PermissionRow } from './permissions.js';
 
 export type AutoOrder = { type: 'ordered'; orderId: string } | { type: 'refused'; reason: string };
@@ -47,6 +48,7 @@ export async function orderAgainstDelegation(
     if (price.cents > 0n) {
       await release(ctx, {
         delegationId: delegation.id,
+        userId: permission.userId,
         amountCents: price.cents,
         reference: orderRef,
         description: 'x402 auto-order failed',
@@ -55,6 +57,10 @@ export async function orderAgainstDelegation(
   };
   if (permission.scheme === 'svc:card-delegation') {
     const currency = fiatCurrencyOf(delegation.currency);
+    if (currency === undefined) {
+      await giveBack();
+      return { type: 'refused', reason: `a ${delegation.currency} delegation has no card currency` };
+    }
     let chargeId: string | null = null;
     if (price.cents > 0n) {
       let charged: ChargeResult;
