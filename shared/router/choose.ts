@@ -1,4 +1,5 @@
-// Step 5: detect and choose what to pay, with the delegation's restrictions and the operator's settings.
+// Step 5: detect and choose what to pay, with the delegation's restrictions, the paying wallet and the operator's
+// settings.
 import { getAddress } from 'viem';
 import { AppError } from '../errors/app-error.js';
 import { type Asset, NETWORKS } from '../assets.js';
@@ -11,7 +12,8 @@ import { currencyPays, fundedSymbol } from '../spend/index.js';
 import type { RouterContext } from './context.js';
 import type { DelegationRow } from './pay.js';
 
-export function chooseOptions(rc: RouterContext, delegation: DelegationRow) {
+/** `payer`: the buyer's custodial wallet, which an offer may not name as its payee. */
+export function chooseOptions(rc: RouterContext, delegation: DelegationRow, payer: string) {
   const c = rc.ctx.config;
   const env = NETWORKS[c.ENVIRONMENT];
   const symbol = fundedSymbol(delegation.currency);
@@ -26,6 +28,7 @@ export function chooseOptions(rc: RouterContext, delegation: DelegationRow) {
     environment: c.ENVIRONMENT,
     fundedNetworks: c.ROUTER_FUNDED_NETWORKS?.split(','),
     allowedRecipients: delegation.allowedRecipients ?? undefined,
+    payer,
     mppAssets,
     // An MPP challenge naming a field the outbound module would refuse is refused here, before issuePayment,
     // so the payment is never made for a credential that cannot be sent.
@@ -76,9 +79,17 @@ function inDelegationCurrency(rc: RouterContext, delegation: DelegationRow, answ
   return n === undefined || exceedsJsonDepth(n) ? answer : { header: answer.header, body: JSON.stringify(n) };
 }
 
-/** Chooses from a merchant's 402 answer; nothing fundable -> 400 naming why. */
-export function chooseFromAnswer(rc: RouterContext, delegation: DelegationRow, answer: UpstreamAnswer): PaymentChoice {
-  const opts = chooseOptions(rc, delegation);
+/**
+ * Chooses from a merchant's 402 answer what `payer` pays with the delegation; nothing fundable -> 400 naming why.
+ * An option whose payee is the zero address or `payer` itself is not fundable: another option may be chosen.
+ */
+export function chooseFromAnswer(
+  rc: RouterContext,
+  delegation: DelegationRow,
+  answer: UpstreamAnswer,
+  payer: string,
+): PaymentChoice {
+  const opts = chooseOptions(rc, delegation, payer);
   const r = choosePayment(inDelegationCurrency(rc, delegation, answer), opts);
   if (r.type === 'none') throw refusal(r);
   // Every x402 option was in the other currency (kept above so the refusal could name it): x402 is not fundable

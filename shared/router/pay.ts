@@ -8,6 +8,7 @@ import { type Delegation, RouterPayment } from '../db/entities/index.js';
 import { type SqlTx, isUniqueViolation } from '../db/sql.js';
 import { AppError } from '../errors/app-error.js';
 import { keyBytes } from '../protocols/eip3009.js';
+import { payeeRefusal } from '../protocols/payee.js';
 import { type PaymentChoice, type PaymentCredential, prepareCredential } from '../protocols/payment.js';
 import { InsufficientFunds, type Movement, applyMovements } from '../settlement/token-ledger.js';
 import { SpendRefused, currencyPays, delegationAccount, reserveIn, spendRefusalError } from '../spend/index.js';
@@ -70,8 +71,12 @@ export async function issuePayment(rc: RouterContext, req: PayRequest): Promise<
   if (!currencyPays(req.delegation.currency, leg.asset.symbol)) {
     throw new AppError('BCK.ROUTER.0001', `a ${req.delegation.currency} delegation cannot pay ${leg.asset.symbol}`);
   }
-  // Mode A collects a fee only when requestId is given (without one there is no record to tie a fee leg to); MPP
-  // pays the merchant leg only (a challenge names one recipient, so there is no second leg to authorize).
+  // Choosing refuses these already; checked again here, before anything is signed or written, because a payment
+  // to the zero address or to the buyer itself is money lost whichever path asked for it.
+  const payee = payeeRefusal(leg.recipient, req.principal.walletAddress);
+  if (payee !== undefined) throw new AppError('BCK.ROUTER.0001', payee.detail, { reason: payee.reason });
+  // Mode A collects a fee only when requestId is given (router-modea.test.ts "x402 without requestId"); MPP pays
+  // the merchant leg only (a challenge is one authorization to one recipient: there is no second leg to sign).
   const chargeFee = req.choice.type === 'x402' && (req.mode !== 'credential' || req.requestId !== undefined);
   const fees = computeFees(leg.amount, ctx.config.ROUTER_FEE_BPS, chargeFee);
   // Mode A's fee leg moves with the merchant leg (there is no later answer to wait for); mode B's waits for one.
