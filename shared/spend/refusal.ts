@@ -5,8 +5,8 @@ import type { CappedAccount, RefusalCause } from './accounts.js';
 const LABEL: Record<CappedAccount['kind'], string> = { delegation: 'delegation' };
 
 /** The refusal's message, safe to show: it names the account's kind and the condition, never another user's data. */
-export function describeRefusal(account: CappedAccount, cause: RefusalCause): string {
-  const label = LABEL[account.kind];
+export function describeRefusal(kind: CappedAccount['kind'], cause: RefusalCause): string {
+  const label = LABEL[kind];
   switch (cause.reason) {
     case 'not_found':
       return `${label} not found`;
@@ -26,7 +26,7 @@ export class SpendRefused extends Error {
     readonly account: CappedAccount,
     readonly why: RefusalCause,
   ) {
-    super(describeRefusal(account, why));
+    super(describeRefusal(account.kind, why));
     this.name = 'SpendRefused';
   }
 }
@@ -39,7 +39,12 @@ export function accountParams(account: CappedAccount): Record<string, string> {
   }
 }
 
-/** A refused spend as the catalogue error: 402 BCK.ROUTER.0003 naming the account. */
-export function spendRefusalError(refused: SpendRefused): AppError {
-  return new AppError('BCK.ROUTER.0003', refused.message, accountParams(refused.account));
+/**
+ * A refusal as the catalogue error: 402 BCK.ROUTER.0003 naming the account. For the refusal the charge itself
+ * threw (SpendRefused) and for one predicted from a snapshot before it (an early refusal of the same condition).
+ */
+export function refusalError(account: CappedAccount, why: RefusalCause): AppError {
+  return new AppError('BCK.ROUTER.0003', describeRefusal(account.kind, why), accountParams(account));
 }
+
+export const spendRefusalError = (refused: SpendRefused): AppError => refusalError(refused.account, refused.why);

@@ -5,10 +5,9 @@
 import type { Config } from '../../config/index.js';
 import { type Asset, NETWORKS } from '../assets.js';
 import type { PlanRow } from '../credits/lookup.js';
-import { effectiveStatus } from '../delegations/records.js';
 import { FIAT_PROVIDERS } from '../delegations/schemas.js';
 import { atomicToCentsCeil, fromColumn, sum } from '../money.js';
-import { currencyPays } from '../spend/index.js';
+import { currencyPays, describeRefusal, predictDelegationRefusal } from '../spend/index.js';
 import type { PermissionScheme } from './schemas.js';
 
 export interface PlanPrice {
@@ -60,23 +59,9 @@ export interface DelegationSnapshot {
 export type Fundability = { type: 'fundable' } | { type: 'unfundable'; reason: string };
 
 export function delegationCanPay(d: DelegationSnapshot, plan: PlanRow, price: PlanPrice, now: Date): Fundability {
-  const { id, provider, currency, spendingLimitCents, amountSpentCents, expiresAt } = d;
-  const status = effectiveStatus(
-    {
-      id,
-      provider,
-      status: d.status,
-      currency,
-      spendingLimitCents,
-      amountSpentCents,
-      expiresAt,
-      transactionCount: 0,
-      createdAt: now,
-    },
-    now,
-  );
-  if (status === 'Revoked' || status === 'Expired')
-    return { type: 'unfundable', reason: `delegation is ${status.toLowerCase()}` };
+  // The state first (revoked, expired), the cap last: the charge's own conditions, predicted from the snapshot.
+  const state = predictDelegationRefusal(d, 0n, now);
+  if (state !== undefined) return { type: 'unfundable', reason: describeRefusal('delegation', state) };
   if (d.planId != null && d.planId !== plan.id)
     return { type: 'unfundable', reason: 'the delegation is restricted to another plan' };
   const allowed = d.allowedRecipients;
@@ -94,9 +79,7 @@ export function delegationCanPay(d: DelegationSnapshot, plan: PlanRow, price: Pl
       };
     }
   }
-  const remaining = d.spendingLimitCents > d.amountSpentCents ? d.spendingLimitCents - d.amountSpentCents : 0n;
-  if (remaining < price.cents) {
-    return { type: 'unfundable', reason: 'delegation budget exceeded' };
-  }
+  const cap = predictDelegationRefusal(d, price.cents, now);
+  if (cap !== undefined) return { type: 'unfundable', reason: describeRefusal('delegation', cap) };
   return { type: 'fundable' };
 }
