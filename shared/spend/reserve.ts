@@ -4,7 +4,7 @@
 // kept in process memory: the database decides, so any number of processes on one PostgreSQL stay exact. On the
 // router's issuance a spend of one delegation runs two statements (the UPDATE and the journal INSERT).
 import type { SqlTx } from '../db/sql.js';
-import type { AccountKind, CappedAccount, JournalEntry, RefusalCause } from './accounts.js';
+import type { AccountKind, CappedAccount } from './accounts.js';
 import { delegationKind } from './delegation-account.js';
 import { SpendRefused } from './refusal.js';
 
@@ -26,50 +26,31 @@ export interface Reservation {
   readonly entries: readonly { readonly account: CappedAccount; readonly ledgerId: string }[];
 }
 
-/** An account with its kind's SQL bound to it. */
-interface Bound {
-  readonly lockRank: number;
-  readonly id: string;
-  charge(tx: SqlTx, cents: bigint, now: Date): Promise<boolean>;
-  giveBack(tx: SqlTx, cents: bigint): Promise<boolean>;
-  journal(tx: SqlTx, entry: JournalEntry, now: Date): Promise<string>;
-  whyRefused(tx: SqlTx, cents: bigint, now: Date): Promise<RefusalCause>;
-}
-
-function bindKind<A extends CappedAccount>(kind: AccountKind<A>, account: A): Bound {
-  return {
-    lockRank: kind.lockRank,
-    id: account.id,
-    charge: (tx, cents, now) => kind.charge(tx, account, cents, now),
-    giveBack: (tx, cents) => kind.giveBack(tx, account, cents),
-    journal: (tx, entry, now) => kind.journal(tx, account, entry, now),
-    whyRefused: (tx, cents, now) => kind.whyRefused(tx, account, cents, now),
-  };
-}
-
-/** The kind's SQL for an account: one case per kind (a new kind that is not handled here does not compile). */
-function bind(account: CappedAccount): Bound {
+/**
+ * Runs `visit` with the account's kind (its SQL): one case per kind, so a kind added to CappedAccount and not
+ * handled here does not compile.
+ */
+function onKind<R>(account: CappedAccount, visit: <A extends CappedAccount>(kind: AccountKind<A>, account: A) => R): R {
   switch (account.kind) {
     case 'delegation':
-      return bindKind(delegationKind, account);
+      return visit(delegationKind, account);
   }
 }
 
-/** The charges with their accounts bound, in the one lock order: lock rank, then id. */
-function inLockOrder(charges: readonly Charge[]): { charge: Charge; bound: Bound }[] {
-  const list = charges.map((charge) => {
-    if (charge.amountCents <= 0n) throw new RangeError('a charge must be a positive number of cents');
-    return { charge, bound: bind(charge.account) };
-  });
-  return list.sort((x, y) =>
-    x.bound.lockRank !== y.bound.lockRank
-      ? x.bound.lockRank - y.bound.lockRank
-      : x.bound.id < y.bound.id
-        ? -1
-        : x.bound.id > y.bound.id
-          ? 1
-          : 0,
-  );
+const lockRankOf = (account: CappedAccount): number => onKind(account, (kind) => kind.lockRank);
+
+/** The one lock order: lock rank, then id. */
+function byLockOrder(x: Charge, y: Charge): number {
+  const rx = lockRankOf(x.account);
+  const ry = lockRankOf(y.account);
+  if (rx !== ry) return rx - ry;
+  return x.account.id < y.account.id ? -1 : x.account.id > y.account.id ? 1 : 0;
+}
+
+/** The charges in lock order; every amount must be positive (a zero or negative charge is a caller's bug). */
+function inLockOrder(charges: readonly Charge[]): readonly Charge[] {
+  for (const c of charges) if (c.amountCents <= 0n) throw new RangeError('a charge must be a positive number of cents');
+  return charges.length > 1 ? [...charges].sort(byLockOrder) : charges;
 }
 
 /**
@@ -79,21 +60,15 @@ function inLockOrder(charges: readonly Charge[]): { charge: Charge; bound: Bound
  */
 export async function reserveIn(tx: SqlTx, spend: Spend, now: Date): Promise<Reservation> {
   const entries: { account: CappedAccount; ledgerId: string }[] = [];
-  for (const { charge, bound } of inLockOrder(spend.charges)) {
-    if (!(await bound.charge(tx, charge.amountCents, now))) {
-      throw new SpendRefused(charge.account, await bound.whyRefused(tx, charge.amountCents, now));
-    }
-    const ledgerId = await bound.journal(
-      tx,
-      {
-        kind: 'reserve',
-        amountCents: charge.amountCents,
-        reference: spend.reference ?? null,
-        description: spend.description ?? null,
-      },
-      now,
-    );
-    entries.push({ account: charge.account, ledgerId });
+  const reference = spend.reference ?? null;
+  const description = spend.description ?? null;
+  for (const { account, amountCents } of inLockOrder(spend.charges)) {
+    const ledgerId = await onKind(account, async (kind, a) => {
+      if (!(await kind.charge(tx, a, amountCents, now)))
+        throw new SpendRefused(a, await kind.whyRefused(tx, a, amountCents, now));
+      return kind.journal(tx, a, { kind: 'reserve', amountCents, reference, description }, now);
+    });
+    entries.push({ account, ledgerId });
   }
   return { entries };
 }
@@ -104,22 +79,16 @@ export async function reserveIn(tx: SqlTx, spend: Spend, now: Date): Promise<Res
  * account's state: a revoked or expired delegation still gets back what it was charged for nothing.
  */
 export async function releaseIn(tx: SqlTx, release: Spend, now: Date): Promise<boolean> {
+  const reference = release.reference ?? null;
+  const description = release.description ?? null;
   let all = true;
-  for (const { charge, bound } of inLockOrder(release.charges)) {
-    if (!(await bound.giveBack(tx, charge.amountCents))) {
-      all = false;
-      continue;
-    }
-    await bound.journal(
-      tx,
-      {
-        kind: 'release',
-        amountCents: -charge.amountCents,
-        reference: release.reference ?? null,
-        description: release.description ?? null,
-      },
-      now,
-    );
+  for (const { account, amountCents } of inLockOrder(release.charges)) {
+    const released = await onKind(account, async (kind, a) => {
+      if (!(await kind.giveBack(tx, a, amountCents))) return false;
+      await kind.journal(tx, a, { kind: 'release', amountCents: -amountCents, reference, description }, now);
+      return true;
+    });
+    all &&= released;
   }
   return all;
 }
