@@ -1,6 +1,7 @@
-// Work that must not overlap per key inside one process (the PostgreSQL runner's transactions on one buyer's rows,
-// x402 settles of one agent request): tasks given the same key run one after another, in the order given. A
-// failed task does not stop the ones queued behind it. The map holds only keys with work queued or running.
+// Work that must not overlap per key inside one process (the PostgreSQL runner's transactions on one buyer's rows):
+// tasks given the same key run one after another, in the order given. A failed task does not stop the ones queued
+// behind it. The map holds only keys with work queued or running. It only spares resources inside one process;
+// correctness never rests on it (the database's locks and unique keys decide across processes).
 
 /** Returns `run(key, task)`: `task` starts once every earlier task of `key` has ended. */
 export function keyedSerializer(): <T>(key: string, task: () => Promise<T>) => Promise<T> {

@@ -230,8 +230,8 @@ forEachDb(({ stack, test }) => {
     t.like(await reserve(ctx, { ...base, amountCents: 40n, recipient: addr(1) }), { type: 'reserved' });
     t.like(await reserve(ctx, { ...base, amountCents: 1n }), { type: 'refused', status: 'Exhausted' });
     t.is((await u.api.get(`/delegation/${id}`)).body.status, 'Exhausted');
-    t.true(await release(ctx, { delegationId: id, amountCents: 30n, reference: 'p1' }));
-    t.false(await release(ctx, { delegationId: id, amountCents: 1000n }));
+    t.true(await release(ctx, { ...base, amountCents: 30n, reference: 'p1' }));
+    t.false(await release(ctx, { ...base, amountCents: 1000n }));
     const rec = (await u.api.get(`/delegation/${id}`)).body;
     t.like(rec, { amountSpentCents: '70', remainingBudgetCents: '30', transactionCount: 2, status: 'Active' });
     const txs = await u.api.get(`/delegation/${id}/transactions`);

@@ -137,7 +137,12 @@ test('router choosing (mode B): a deep PAYMENT-REQUIRED or v1 body is a 400 BCK.
   // EURC first: the delegation pays USD, so choosing narrows the offer and used to re-encode it (JSON.stringify).
   const header = deepRequiredHeader(4_200, [eurcOption, v2Option]);
   const fromHeader = t.throws(() =>
-    chooseFromAnswer(rc, delegation, { header: (n) => (n.toLowerCase() === 'payment-required' ? header : undefined) }),
+    chooseFromAnswer(
+      rc,
+      delegation,
+      { header: (n) => (n.toLowerCase() === 'payment-required' ? header : undefined) },
+      PAYER,
+    ),
   );
   t.true(fromHeader instanceof AppError);
   t.is((fromHeader as AppError).code, 'BCK.ROUTER.0001');
@@ -146,7 +151,7 @@ test('router choosing (mode B): a deep PAYMENT-REQUIRED or v1 body is a 400 BCK.
   const v1 = (o: Record<string, unknown>) =>
     JSON.stringify({ ...o, network: 'base-sepolia', maxAmountRequired: '10000', amount: undefined });
   const body = `{"x402Version":1,"accepts":[${v1(eurcOption)},${v1(v2Option)}],"x":${nestedText(4_200)}}`;
-  const fromBody = t.throws(() => chooseFromAnswer(rc, delegation, { header: () => undefined, body }));
+  const fromBody = t.throws(() => chooseFromAnswer(rc, delegation, { header: () => undefined, body }, PAYER));
   t.is((fromBody as AppError).code, 'BCK.ROUTER.0001');
   t.is((fromBody as AppError).params.reason, ChoiceReason.malformedOption);
 });
@@ -218,7 +223,7 @@ const mppAnswer = (www: string) => ({
 });
 
 test('router choosing: header="Payment-Authorization" is paid under that field', (t) => {
-  const choice = chooseFromAnswer(rc, delegation, mppAnswer(validChallenge('pa', 'Payment-Authorization')));
+  const choice = chooseFromAnswer(rc, delegation, mppAnswer(validChallenge('pa', 'Payment-Authorization')), PAYER);
   if (choice.type !== 'mpp') return t.fail('not an MPP choice');
   t.is(choice.choice.challenge.header, 'Payment-Authorization');
   const paid = buildPaymentCredential(choice, { address: PAYER, privateKey: KEY });
@@ -226,7 +231,7 @@ test('router choosing: header="Payment-Authorization" is paid under that field',
   t.regex(paid.credential.value, /^Payment [A-Za-z0-9_-]+$/);
   t.deepEqual(upstreamCredential(paid.credential), { name: 'payment-authorization', value: paid.credential.value });
   // A custom token the outbound module may send is honoured as well.
-  const custom = chooseFromAnswer(rc, delegation, mppAnswer(validChallenge('c', 'X-Mpp-Credential')));
+  const custom = chooseFromAnswer(rc, delegation, mppAnswer(validChallenge('c', 'X-Mpp-Credential')), PAYER);
   t.is(custom.type === 'mpp' ? custom.choice.challenge.header : undefined, 'X-Mpp-Credential');
 });
 
@@ -259,7 +264,11 @@ const FORBIDDEN = [
 test('router choosing: a header naming a forbidden field is refused before any payment (400, its own reason)', (t) => {
   for (const name of FORBIDDEN) {
     t.not(credentialHeaderRefusal(name), undefined, name);
-    const e = t.throws(() => chooseFromAnswer(rc, delegation, mppAnswer(validChallenge('f', name))), undefined, name);
+    const e = t.throws(
+      () => chooseFromAnswer(rc, delegation, mppAnswer(validChallenge('f', name)), PAYER),
+      undefined,
+      name,
+    );
     t.true(e instanceof AppError, name);
     t.is((e as AppError).code, 'BCK.ROUTER.0001', name);
     t.is((e as AppError).params.reason, ChoiceReason.unsupportedCredentialHeader, name);
@@ -270,6 +279,7 @@ test('router choosing: a header naming a forbidden field is refused before any p
     rc,
     delegation,
     mppAnswer(`${validChallenge('bad', 'Host')}, ${validChallenge('good')}`),
+    PAYER,
   );
   t.is(both.type === 'mpp' ? both.choice.challenge.id : undefined, 'good');
 });

@@ -141,3 +141,35 @@ test('buildPaymentCredential: the record facts and the header for each protocol'
   const read = Credential.deserialize(cm.credential.value);
   t.is(read.type === 'decoded' ? read.value.source : undefined, `did:pkh:eip155:84532:${BUYER}`);
 });
+
+test('a payee that is the zero address or the payer is not fundable; another option of the offer is chosen', (t) => {
+  const zero = '0x0000000000000000000000000000000000000000';
+  const withPayer = { ...sandbox, payer: BUYER };
+  const cases = [
+    { payTo: zero, reason: ChoiceReason.payeeZeroAddress, opts: sandbox },
+    // Compared case-insensitively: a lower-case spelling of the payer is the payer.
+    { payTo: BUYER.toLowerCase(), reason: ChoiceReason.payeeIsPayer, opts: withPayer },
+  ];
+  for (const { payTo, reason, opts } of cases) {
+    for (const offered of [
+      answer({ 'payment-required': v2Header([option({ payTo })]) }),
+      answer({}, v1Body([option({ payTo, network: 'base-sepolia', amount: undefined, maxAmountRequired: '10000' })])),
+      answer({ 'www-authenticate': mppHeader({ recipient: payTo }) }),
+    ]) {
+      const r = choosePayment(offered, opts);
+      t.is(r.type, 'none');
+      if (r.type === 'none') {
+        t.is(r.reason, reason);
+        t.is(r.code, 'BCK.ROUTER.0001');
+      }
+    }
+    // The refused option first and a good one after: the good one is chosen (prefer-USDC does not keep the first).
+    const both = choosePayment(
+      answer({ 'payment-required': v2Header([option({ payTo }), option({ amount: '20000' })]) }),
+      opts,
+    );
+    t.is(both.type === 'x402' ? both.choice.index : undefined, 1);
+  }
+  // Without a payer, the buyer's address is a payee like any other.
+  t.is(choosePayment(answer({ 'payment-required': v2Header([option({ payTo: BUYER })]) }), sandbox).type, 'x402');
+});

@@ -42,13 +42,13 @@ const usdcX402EurcMpp = {
 };
 
 test('a EUR delegation pays the EURC MPP challenge when every x402 option is USDC', (t) => {
-  const choice = chooseFromAnswer(rc, delegationIn('eur'), usdcX402EurcMpp);
+  const choice = chooseFromAnswer(rc, delegationIn('eur'), usdcX402EurcMpp, PAYER);
   t.is(choice.type, 'mpp');
   if (choice.type === 'mpp') t.is(choice.choice.asset.symbol, 'EURC');
 });
 
 test('a USD delegation still prefers the fundable x402 option', (t) => {
-  const choice = chooseFromAnswer(rc, delegationIn('usd'), usdcX402EurcMpp);
+  const choice = chooseFromAnswer(rc, delegationIn('usd'), usdcX402EurcMpp, PAYER);
   t.is(choice.type, 'x402');
   if (choice.type === 'x402') t.is(choice.choice.asset.symbol, 'USDC');
 });
@@ -57,12 +57,12 @@ test('a EUR delegation offered only USDC x402 keeps the x402 choice (issuance re
   const onlyX402 = {
     header: (n: string) => (n.toLowerCase() === 'www-authenticate' ? undefined : usdcX402EurcMpp.header(n)),
   };
-  const choice = chooseFromAnswer(rc, delegationIn('eur'), onlyX402);
+  const choice = chooseFromAnswer(rc, delegationIn('eur'), onlyX402, PAYER);
   t.is(choice.type, 'x402');
 });
 
 test("ROUTER_MAX_AUTH_TTL_SECS caps validBefore below the offer's maxTimeoutSeconds (and below the 30 s floor)", (t) => {
-  const choice = chooseFromAnswer(rc, delegationIn('usd'), usdcX402EurcMpp);
+  const choice = chooseFromAnswer(rc, delegationIn('usd'), usdcX402EurcMpp, PAYER);
   const now = 1_800_000_000;
   const window = (cap?: number) => {
     const u = prepareCredential(

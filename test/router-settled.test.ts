@@ -1,7 +1,7 @@
 // Races around a payment's outcome (DESIGN §7 "Mode A" and step 8): the same txHash posted to
 // /router/payments/{id}/settled many times at once is a no-op for every one of them (any hex case); a mode B
 // payment its caller records /settled while the paid hop is still running keeps that status, and its fee leg is
-// still resolved exactly once; a payment to one's own wallet needs the balance like any other.
+// still resolved exactly once; a payment to one's own wallet is refused unpaid, whatever the balance.
 import test from 'ava';
 import { decodePaymentRequiredV2 } from '../shared/protocols/x402.js';
 import { forEachDb } from './support/matrix.js';
@@ -134,28 +134,23 @@ forEachDb(({ kind, stack, test }) => {
     t.is(await ledgerBalance(stack(), u.walletAddress), 100_000_000n - PRICE, 'merchant leg kept, no fee moved');
   });
 
-  test("mode A paying one's own wallet with an empty balance: 402 BCK.ROUTER.0009, nothing written", async (t) => {
+  // Paying one's own wallet moves nothing to anyone but charges the cap and the fee: it is refused before the
+  // balance is looked at (it used to be a 402 BCK.ROUTER.0009 when empty and a paid self-transfer when funded).
+  test("mode A paying one's own wallet: 400 BCK.ROUTER.0001, nothing written, empty or funded", async (t) => {
     const { u, delegationId } = await paidUser(0n);
     const accepts = (await v2Accepts()).map((a) => ({ ...a, payTo: u.walletAddress }));
-    const r = await u.api.post('/router/payments', {
-      delegationId,
-      protocol: 'x402',
-      target: { accepts },
-      requestId: rid(),
-    });
-    t.is(r.status, 402, r.text);
-    t.is(r.body.code, 'BCK.ROUTER.0009');
-    t.is((await paymentRows(stack(), u.userId)).length, 0);
-    t.is((await delegationRow(stack(), delegationId)).amountSpentCents, 0n);
-    // Funded, the same payment goes through and leaves the balance as it was, less the fee.
-    await fund(stack(), m.chain, u, 100_000n);
-    const ok = await u.api.post('/router/payments', {
-      delegationId,
-      protocol: 'x402',
-      target: { accepts },
-      requestId: rid(),
-    });
-    t.is(ok.status, 200, ok.text);
-    t.is(await ledgerBalance(stack(), u.walletAddress), 100_000n - 500n);
+    const mint = () =>
+      u.api.post('/router/payments', { delegationId, protocol: 'x402', target: { accepts }, requestId: rid() });
+    for (const funds of [0n, 100_000n]) {
+      if (funds > 0n) await fund(stack(), m.chain, u, funds);
+      const r = await mint();
+      t.is(r.status, 400, r.text);
+      t.is(r.body.code, 'BCK.ROUTER.0001');
+      t.is(JSON.parse(r.body.params).reason, 'payee_is_payer');
+      t.is((await paymentRows(stack(), u.userId)).length, 0);
+      t.is((await delegationRow(stack(), delegationId)).amountSpentCents, 0n);
+      t.deepEqual(await delegationTransactions(stack(), delegationId), []);
+      t.is(await ledgerBalance(stack(), u.walletAddress), funds);
+    }
   });
 }, PAID_ENV);

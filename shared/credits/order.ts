@@ -1,16 +1,18 @@
-// POST /protocol/plans/{planId}/order: the caller buys the plan (DESIGN §5). The price moves from the caller's
-// custodial wallet to the receivers through the settlement backend (one movement per receiver), the credits are
-// minted and the order recorded: all in ONE transaction, so a short wallet moves nothing at all.
+// POST /protocol/plans/{planId}/order: the caller buys the plan. The price moves from the caller's custodial
+// wallet to the receivers through the settlement backend (one movement per receiver), the credits are minted and
+// the order recorded: all in ONE transaction, so a short wallet moves nothing at all. `buyPlanIn` is that
+// transaction's work, also run inside the x402 settle's transaction by its auto-order.
 import { randomUUID } from 'node:crypto';
 import type { ServiceContext } from '../context.js';
 import { PlanOrder } from '../db/entities/index.js';
+import type { Dialect, Em } from '../db/orm.js';
 import { emSql } from '../db/sql.js';
 import { AppError } from '../errors/app-error.js';
 import { MAX_INT64, fromColumn, sum, toWire } from '../money.js';
 import { InsufficientFunds, type Movement, applyMovements } from '../settlement/token-ledger.js';
 import type { ActingUser } from '../auth/caller.js';
 import { creditBalance, mintLot } from './lots.js';
-import { planOr404 } from './lookup.js';
+import { type PlanRow, planOr404 } from './lookup.js';
 
 export interface OrderResult {
   orderId: string;
@@ -24,6 +26,77 @@ export interface OrderResult {
   balance: string;
 }
 
+export interface BoughtPlan {
+  readonly orderId: string;
+  readonly amountPaid: bigint;
+  readonly txId: string | null;
+}
+
+/**
+ * Pays the plan's price from the buyer's wallet, mints its credits to the buyer and records the order, inside the
+ * caller's transaction `tx`. Throws InsufficientFunds when the wallet is short, with some legs possibly applied:
+ * the caller rolls back (the transaction, or a savepoint around this call).
+ */
+export async function buyPlanIn(
+  tx: Em,
+  dialect: Dialect,
+  buyer: ActingUser,
+  plan: PlanRow,
+  orderId: string,
+  now: Date,
+): Promise<BoughtPlan> {
+  const amounts = plan.amounts.map((a) => fromColumn(a));
+  const amountPaid = sum(amounts);
+  // The registry bounds each amount; the total must still fit the order's BIGINT column.
+  if (amountPaid > MAX_INT64)
+    throw new AppError('BCK.HTTP.0400', `the price of plan ${plan.id} does not fit in a 64-bit integer`);
+  const movements: Movement[] = amounts.map((amount, i) => ({
+    from: buyer.walletAddress,
+    to: plan.receivers[i] ?? '',
+    asset: plan.tokenAddress,
+    amount,
+    kind: 'order',
+    reference: orderId,
+  }));
+  if (movements.some((m) => m.to === '')) throw new Error(`plan ${plan.id} has fewer receivers than amounts`);
+  // First statement a write: the conditional debit of the buyer (SQLite takes the write lock at once).
+  const txId = amountPaid > 0n ? await applyMovements(emSql(tx, dialect), movements, now) : null;
+  await mintLot(
+    tx,
+    {
+      planId: plan.id,
+      holderAddress: buyer.walletAddress,
+      amount: plan.creditsAmount,
+      expiresAt: null,
+      kind: 'order',
+      reference: orderId,
+    },
+    now,
+  );
+  await tx.insert(PlanOrder, {
+    id: orderId,
+    planId: plan.id,
+    buyerUserId: buyer.userId,
+    buyerAddress: buyer.walletAddress,
+    asset: plan.tokenAddress,
+    amountPaid,
+    credits: plan.creditsAmount,
+    txId,
+    createdAt: now,
+  });
+  return { orderId, amountPaid, txId };
+}
+
+/** The refusal of a wallet that cannot pay the plan's price. */
+export function walletShortError(buyer: string, plan: PlanRow): AppError {
+  const amountPaid = sum(plan.amounts.map((a) => fromColumn(a)));
+  return new AppError('BCK.PAYMENT.0001', `wallet ${buyer} holds less than ${amountPaid} of ${plan.tokenAddress}`, {
+    planId: String(plan.id),
+    amount: toWire(amountPaid),
+    asset: plan.tokenAddress,
+  });
+}
+
 export async function orderPlan(ctx: ServiceContext, caller: ActingUser, rawPlanId: string): Promise<OrderResult> {
   const plan = await planOr404(ctx.db.em(), rawPlanId);
   // Interface, listing-flag table: an unlisted plan cannot be purchased, by anyone.
@@ -32,70 +105,24 @@ export async function orderPlan(ctx: ServiceContext, caller: ActingUser, rawPlan
       planId: String(plan.id),
     });
   }
-  const amounts = plan.amounts.map((a) => fromColumn(a));
-  const amountPaid = sum(amounts);
-  // The registry bounds each amount; the total must still fit the order's BIGINT column.
-  if (amountPaid > MAX_INT64)
-    throw new AppError('BCK.HTTP.0400', `the price of plan ${plan.id} does not fit in a 64-bit integer`);
-  const buyer = caller.walletAddress;
-  const orderId = randomUUID();
   const now = ctx.now();
-  const movements: Movement[] = amounts.map((amount, i) => ({
-    from: buyer,
-    to: plan.receivers[i] ?? '',
-    asset: plan.tokenAddress,
-    amount,
-    kind: 'order',
-    reference: orderId,
-  }));
-  if (movements.some((m) => m.to === '')) throw new Error(`plan ${plan.id} has fewer receivers than amounts`);
   try {
     return await ctx.db.em().transactional(async (tx) => {
-      // First statement a write: the conditional debit of the buyer (SQLite takes the write lock at once).
-      const txId = amountPaid > 0n ? await applyMovements(emSql(tx, ctx.db.dialect), movements, now) : null;
-      await mintLot(
-        tx,
-        {
-          planId: plan.id,
-          holderAddress: buyer,
-          amount: plan.creditsAmount,
-          expiresAt: null,
-          kind: 'order',
-          reference: orderId,
-        },
-        now,
-      );
-      await tx.insert(PlanOrder, {
-        id: orderId,
-        planId: plan.id,
-        buyerUserId: caller.userId,
-        buyerAddress: buyer,
-        asset: plan.tokenAddress,
-        amountPaid,
-        credits: plan.creditsAmount,
-        txId,
-        createdAt: now,
-      });
-      const balance = await creditBalance(tx, plan.id, buyer, now);
+      const bought = await buyPlanIn(tx, ctx.db.dialect, caller, plan, randomUUID(), now);
+      const balance = await creditBalance(tx, plan.id, caller.walletAddress, now);
       return {
-        orderId,
+        orderId: bought.orderId,
         planId: String(plan.id),
-        holderAddress: buyer,
+        holderAddress: caller.walletAddress,
         creditsGranted: toWire(plan.creditsAmount),
-        amountPaid: toWire(amountPaid),
+        amountPaid: toWire(bought.amountPaid),
         asset: plan.tokenAddress,
-        txId,
+        txId: bought.txId,
         balance: toWire(balance),
       };
     });
   } catch (err) {
-    if (err instanceof InsufficientFunds) {
-      throw new AppError('BCK.PAYMENT.0001', `wallet ${buyer} holds less than ${amountPaid} of ${plan.tokenAddress}`, {
-        planId: String(plan.id),
-        amount: toWire(amountPaid),
-        asset: plan.tokenAddress,
-      });
-    }
+    if (err instanceof InsufficientFunds) throw walletShortError(caller.walletAddress, plan);
     throw err;
   }
 }

@@ -1,16 +1,17 @@
-// Spending delegations (DESIGN §6): create, read, revoke, and the two money operations the router and the
-// x402 permissions use: reserve and release. A reserve is ONE conditional UPDATE (active, not expired, within
-// the cap) whose affected-row count decides, plus an append-only DelegationTransaction row, in one transaction.
+// Spending delegations: create, read, revoke, and a reserve or release of one delegation on its own (one
+// transaction holding nothing else). Every charge of a cap, here and in the router's and the x402 auto-order's
+// transactions, goes through the spend module (shared/spend): ONE conditional UPDATE (active, not expired,
+// within the cap) whose affected-row count decides, plus an append-only delegation_transaction row.
 import { randomUUID } from 'node:crypto';
 import type { InferEntity } from '@mikro-orm/core';
 import type { ServiceContext } from '../context.js';
 import { sqlCondition } from '../db/conditions.js';
 import { ApiKey, Delegation, DelegationTransaction, Plan } from '../db/entities/index.js';
-import { releaseIn, reserveIn } from './spend.js';
 import { AppError } from '../errors/app-error.js';
 import type { TokenSigner } from '../keys/signing-keys.js';
 import { toWire } from '../money.js';
-import { type DelegationRecord, delegationRecord, effectiveStatus } from './records.js';
+import { SpendRefused, delegationAccount, releaseIn, reserveIn } from '../spend/index.js';
+import { type DelegationRecord, delegationRecord } from './records.js';
 import { type CreateDelegationInput, FIAT_PROVIDERS, type DelegationStatus } from './schemas.js';
 
 export const DELEGATION_TOKEN_AUDIENCE = 'payroute:delegation';
@@ -190,10 +191,26 @@ export type ReserveResult =
   | { type: 'reserved'; transactionId: string; currency: string; provider: string }
   | { type: 'refused'; reason: string; status: DelegationStatus | 'NotFound' | 'NotAllowed' };
 
+/** The delegation status a refusal reports (`Active` when the cap still holds something, just not enough). */
+function statusOf(refused: SpendRefused): DelegationStatus | 'NotFound' | 'NotAllowed' {
+  switch (refused.why.reason) {
+    case 'not_found':
+      return 'NotFound';
+    case 'revoked':
+      return 'Revoked';
+    case 'expired':
+      return 'Expired';
+    case 'inactive':
+      return 'NotAllowed';
+    case 'over_cap':
+      return refused.why.remainingCents === 0n ? 'Exhausted' : 'Active';
+  }
+}
+
 /**
  * Reserves `amountCents` against the cap. The immutable restrictions (owner, key, plan, recipients) are read
- * first; the mutable ones (status, expiry, cap) are decided by the conditional UPDATE alone, so concurrent
- * reserves in any number of processes never overspend.
+ * first; the mutable ones (status, expiry, cap) are decided by the spend module's conditional UPDATE alone, so
+ * concurrent reserves in any number of processes never overspend.
  */
 export async function reserve(ctx: ServiceContext, req: ReserveRequest): Promise<ReserveResult> {
   if (req.amountCents <= 0n) return { type: 'refused', reason: 'amount must be positive', status: 'NotAllowed' };
@@ -215,32 +232,32 @@ export async function reserve(ctx: ServiceContext, req: ReserveRequest): Promise
     }
   }
   const now = ctx.now();
-  const transactionId = await ctx.db.sql.transaction((tx) => reserveIn(tx, req, now));
-  if (transactionId !== null)
-    return { type: 'reserved', transactionId, currency: snapshot.currency, provider: snapshot.provider };
-  return { type: 'refused', ...(await whyCapRefused(ctx, req.delegationId, now)) };
-}
-
-/** Why a reserve's conditional UPDATE matched no row, read after the fact (for the refusal's message only). */
-export async function whyCapRefused(
-  ctx: ServiceContext,
-  delegationId: string,
-  now: Date,
-): Promise<{ reason: string; status: DelegationStatus }> {
-  const current = await ctx.db.em().findOne(Delegation, { id: delegationId });
-  const status = current === null ? 'Revoked' : effectiveStatus(current, now);
-  return {
-    reason: status === 'Active' ? 'delegation budget exceeded' : `delegation is ${status.toLowerCase()}`,
-    status,
+  const spend = {
+    charges: [{ account: delegationAccount(req.delegationId, req.userId), amountCents: req.amountCents }],
+    reference: req.reference,
+    description: req.description,
   };
+  try {
+    const { entries } = await ctx.db.sql.transaction((tx) => reserveIn(tx, spend, now));
+    const transactionId = entries.find((e) => e.account.id === req.delegationId)?.ledgerId ?? '';
+    return { type: 'reserved', transactionId, currency: snapshot.currency, provider: snapshot.provider };
+  } catch (err) {
+    if (!(err instanceof SpendRefused)) throw err;
+    return { type: 'refused', reason: err.message, status: statusOf(err) };
+  }
 }
 
 /** Gives back a reserved amount (e.g. a fee leg not settled). Never releases more than was spent. */
 export async function release(
   ctx: ServiceContext,
-  req: { delegationId: string; amountCents: bigint; reference?: string; description?: string },
+  req: { delegationId: string; userId: string; amountCents: bigint; reference?: string; description?: string },
 ): Promise<boolean> {
   if (req.amountCents <= 0n) return false;
   const now = ctx.now();
-  return ctx.db.sql.transaction((tx) => releaseIn(tx, req, now));
+  const spend = {
+    charges: [{ account: delegationAccount(req.delegationId, req.userId), amountCents: req.amountCents }],
+    reference: req.reference,
+    description: req.description,
+  };
+  return ctx.db.sql.transaction((tx) => releaseIn(tx, spend, now));
 }

@@ -90,6 +90,7 @@ function mppAttempt(answer: UpstreamAnswer, o: PaymentChooseOptions): Attempt {
     assets: o.mppAssets,
     fundedNetworks: o.fundedNetworks,
     allowedRecipients: o.allowedRecipients,
+    payer: o.payer,
     nowMs: o.nowMs,
     credentialHeaderRefusal: o.credentialHeaderRefusal,
   });

@@ -20,6 +20,10 @@ export const ChoiceReason = {
   amountOutOfRange: 'amount_out_of_range',
   /** The pay-to address is not in the delegation's allowedRecipients. */
   recipientNotAllowed: 'recipient_not_allowed',
+  /** The pay-to address is the zero address (payee.ts). */
+  payeeZeroAddress: 'payee_zero_address',
+  /** The pay-to address is the paying wallet itself (payee.ts). */
+  payeeIsPayer: 'payee_is_payer',
   /** MPP: a method other than `evm` (e.g. `tempo`, `stripe`): EIP-3009 cannot pay it. */
   unsupportedMethod: 'unsupported_method',
   /** MPP: an intent other than `charge` (e.g. `session`). */
@@ -62,6 +66,8 @@ const PROGRESS: Record<ChoiceReason, number> = {
   challenge_expired: 8,
   amount_out_of_range: 9,
   recipient_not_allowed: 10,
+  payee_zero_address: 10,
+  payee_is_payer: 10,
 };
 
 export const codeOf = (reason: ChoiceReason): ErrorCode =>

@@ -21,6 +21,7 @@ import { type TransferAuthorization, randomNonce } from './eip3009.js';
 import { type Decoded, decodeBase64, decoded, encodeBase64, invalid, isJsonObject, parseJson } from './encoding.js';
 import { MAX_JSON_DEPTH, exceedsJsonDepth } from './json-depth.js';
 import { serialize as serializeRequest } from './mpp/PaymentRequest.js';
+import { payeeRefusal } from './payee.js';
 import { ChoiceReason, type NoChoice, type Rejection, clip, noChoice } from './reasons.js';
 import {
   type AuthorizationWire,
@@ -129,6 +130,8 @@ export interface X402ChooseOptions {
   readonly fundedNetworks?: readonly string[] | undefined;
   /** The delegation's allowedRecipients; undefined means any recipient. */
   readonly allowedRecipients?: readonly string[] | undefined;
+  /** The wallet that pays: an option paying it is refused (payee.ts); the zero address is refused regardless. */
+  readonly payer?: string | undefined;
   /**
    * The x402 version the offer came as: its options must use that version's fields (v1: a network name such as
    * `base-sepolia` and `maxAmountRequired`; v2: CAIP-2 `eip155:<id>` and `amount`). Undefined: either.
@@ -223,6 +226,8 @@ function judge(index: number, raw: unknown, o: X402ChooseOptions): Judged {
   }
   const amount = BigInt(amountText);
   if (amount <= 0n || amount > MAX_INT64) return reject(ChoiceReason.amountOutOfRange, `amount ${clip(amountText)}`);
+  const payee = payeeRefusal(opt.payTo, o.payer);
+  if (payee !== undefined) return reject(payee.reason, payee.detail);
   if (!recipientAllowed(opt.payTo, o.allowedRecipients))
     return reject(ChoiceReason.recipientNotAllowed, `payTo ${opt.payTo}`);
   return {
@@ -243,7 +248,8 @@ function judge(index: number, raw: unknown, o: X402ChooseOptions): Judged {
 /**
  * Picks the option to fund: scheme `exact`, a funded network of the environment, a known asset whose
  * `extra.name/version` equal our EIP-712 table (else BCK.ROUTER.0012), a positive amount that fits 64 bits, a
- * pay-to the delegation allows. Prefers USDC, then the merchant's order.
+ * pay-to that is neither the zero address nor the payer and that the delegation allows. Prefers USDC, then the
+ * merchant's order.
  */
 export function chooseX402Option(accepts: readonly unknown[], o: X402ChooseOptions): X402Choice | NoChoice {
   const rejected: Rejection[] = [];

@@ -1,4 +1,5 @@
-// Step 5: detect and choose what to pay, with the delegation's restrictions and the operator's settings.
+// Step 5: detect and choose what to pay, with the delegation's restrictions, the paying wallet and the operator's
+// settings.
 import { getAddress } from 'viem';
 import { AppError } from '../errors/app-error.js';
 import { type Asset, NETWORKS } from '../assets.js';
@@ -7,17 +8,12 @@ import { exceedsJsonDepth } from '../protocols/json-depth.js';
 import { type PaymentChoice, type UpstreamAnswer, choosePayment } from '../protocols/payment.js';
 import type { NoChoice } from '../protocols/reasons.js';
 import { credentialHeaderRefusal } from '../upstream/index.js';
+import { currencyPays, fundedSymbol } from '../spend/index.js';
 import type { RouterContext } from './context.js';
-import { type DelegationRow, currencyFunds } from './pay.js';
+import type { DelegationRow } from './pay.js';
 
-/** The token a delegation's currency pays (DESIGN §4): usd/usdc -> USDC, eur/eurc -> EURC; else none. */
-export function fundedSymbol(currency: string): Asset['symbol'] | undefined {
-  if (['usd', 'usdc'].includes(currency)) return 'USDC';
-  if (['eur', 'eurc'].includes(currency)) return 'EURC';
-  return undefined;
-}
-
-export function chooseOptions(rc: RouterContext, delegation: DelegationRow) {
+/** `payer`: the buyer's custodial wallet, which an offer may not name as its payee. */
+export function chooseOptions(rc: RouterContext, delegation: DelegationRow, payer: string) {
   const c = rc.ctx.config;
   const env = NETWORKS[c.ENVIRONMENT];
   const symbol = fundedSymbol(delegation.currency);
@@ -32,9 +28,10 @@ export function chooseOptions(rc: RouterContext, delegation: DelegationRow) {
     environment: c.ENVIRONMENT,
     fundedNetworks: c.ROUTER_FUNDED_NETWORKS?.split(','),
     allowedRecipients: delegation.allowedRecipients ?? undefined,
+    payer,
     mppAssets,
-    // An MPP challenge naming a field the outbound module would refuse is refused here, before issuePayment
-    // (DESIGN §7 step 5), so the payment is never made for a credential that cannot be sent.
+    // An MPP challenge naming a field the outbound module would refuse is refused here, before issuePayment,
+    // so the payment is never made for a credential that cannot be sent.
     credentialHeaderRefusal,
   };
 }
@@ -82,14 +79,22 @@ function inDelegationCurrency(rc: RouterContext, delegation: DelegationRow, answ
   return n === undefined || exceedsJsonDepth(n) ? answer : { header: answer.header, body: JSON.stringify(n) };
 }
 
-/** Chooses from a merchant's 402 answer; nothing fundable -> 400 naming why. */
-export function chooseFromAnswer(rc: RouterContext, delegation: DelegationRow, answer: UpstreamAnswer): PaymentChoice {
-  const opts = chooseOptions(rc, delegation);
+/**
+ * Chooses from a merchant's 402 answer what `payer` pays with the delegation; nothing fundable -> 400 naming why.
+ * An option whose payee is the zero address or `payer` itself is not fundable: another option may be chosen.
+ */
+export function chooseFromAnswer(
+  rc: RouterContext,
+  delegation: DelegationRow,
+  answer: UpstreamAnswer,
+  payer: string,
+): PaymentChoice {
+  const opts = chooseOptions(rc, delegation, payer);
   const r = choosePayment(inDelegationCurrency(rc, delegation, answer), opts);
   if (r.type === 'none') throw refusal(r);
   // Every x402 option was in the other currency (kept above so the refusal could name it): x402 is not fundable
-  // by this delegation, so MPP is (DESIGN §7 "Choosing": x402 if an option is fundable, else MPP).
-  if (r.type === 'x402' && !currencyFunds(delegation.currency, r.choice.asset.symbol)) {
+  // by this delegation, so MPP is (x402 is paid when one of its options is fundable, else MPP; never both).
+  if (r.type === 'x402' && !currencyPays(delegation.currency, r.choice.asset.symbol)) {
     const mppOnly: UpstreamAnswer = {
       header: (n) => (n.toLowerCase() === 'payment-required' ? undefined : answer.header(n)),
     };

@@ -2,8 +2,8 @@ import { LRUCache } from 'lru-cache';
 import type { ApiKeyCaller } from '../auth/caller.js';
 import type { ServiceContext } from '../context.js';
 import { Delegation } from '../db/entities/index.js';
-import { effectiveStatus } from '../delegations/records.js';
 import { AppError } from '../errors/app-error.js';
+import { delegationAccount, predictDelegationRefusal, refusalError } from '../spend/index.js';
 import type { RouterContext } from './context.js';
 import type { DelegationRow } from './pay.js';
 
@@ -13,7 +13,8 @@ export interface DelegationSnapshots {
 }
 
 /**
- * Delegation snapshots (DESIGN §7 "Caches": TTL <= 1 s) for early refusal and for choosing. A snapshot may be
+ * Delegation snapshots (TTL <= 1 s, so a revocation is seen by every process within a second) for early refusal
+ * and for choosing. A snapshot may be
  * stale in status, expiry and spent amount; that only refuses early or lets a request reach the issuance
  * transaction, whose conditional UPDATE decides every spend. Owner, provider, key binding, currency and
  * recipients never change. Misses are not cached, so a new delegation is usable at once.
@@ -49,14 +50,15 @@ export async function spendableDelegation(
   delegationId: string,
 ): Promise<DelegationRow> {
   const d = await rc.delegations.get(principal.userId, delegationId);
-  if (d === null) throw new AppError('BCK.ROUTER.0003', 'delegation not found', { delegationId });
+  const account = delegationAccount(delegationId, principal.userId);
+  if (d === null) throw refusalError(account, { reason: 'not_found' });
   if (d.provider !== 'erc4337')
     throw new AppError('BCK.ROUTER.0001', 'the router pays with erc4337 delegations only', { delegationId });
   if (d.apiKeyId != null && d.apiKeyId !== principal.apiKeyId) {
     throw new AppError('BCK.ROUTER.0003', 'this API key may not spend against the delegation', { delegationId });
   }
-  const status = effectiveStatus(d, rc.ctx.now());
-  if (status !== 'Active')
-    throw new AppError('BCK.ROUTER.0003', `delegation is ${status.toLowerCase()}`, { delegationId });
+  // Any payment charges at least one cent: a cap with nothing left is refused here (as "exhausted").
+  const refused = predictDelegationRefusal(d, 1n, rc.ctx.now());
+  if (refused !== undefined) throw refusalError(account, refused);
   return d;
 }

@@ -24,7 +24,7 @@ export async function releaseStaleFeeLegs(ctx: ServiceContext, olderThan: Date, 
         mode: { $in: ['route', 'proxy'] },
         status: { $ne: 'Pending' },
       },
-      { fields: ['id', 'delegationId', 'feeCents'], limit: max },
+      { fields: ['id', 'delegationId', 'userId', 'feeCents'], limit: max },
     );
   let released = 0;
   for (const r of rows) {
@@ -32,6 +32,7 @@ export async function releaseStaleFeeLegs(ctx: ServiceContext, olderThan: Date, 
     const leg = {
       paymentId: r.id,
       delegationId: r.delegationId,
+      userId: r.userId,
       feeCents: r.feeCents,
       description: 'fee leg never resolved (swept)',
     };

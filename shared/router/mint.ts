@@ -41,7 +41,7 @@ export async function mintCredential(rc: RouterContext, principal: ApiKeyCaller,
   const answer = answerOf(body);
   return withClaim(rc, principal, body.requestId, async (claim) => {
     const delegation = await spendableDelegation(rc, principal, body.delegationId);
-    const choice = chooseFromAnswer(rc, delegation, answer);
+    const choice = chooseFromAnswer(rc, delegation, answer, principal.walletAddress);
     if (choice.type !== body.protocol)
       throw new AppError('BCK.ROUTER.0001', `target is not a fundable ${body.protocol} offer`);
     const issued = await issuePayment(rc, {

@@ -86,7 +86,7 @@ export async function payAndResend<B>(
   ) => Promise<{ type: 'response'; status: number; headers: OutgoingHeaders; body: B } | Refused | Failed>,
 ): Promise<PaidAnswer<B>> {
   const delegation = await spendableDelegation(rc, principal, args.delegationId);
-  const choice = chooseFromAnswer(rc, delegation, args.answer);
+  const choice = chooseFromAnswer(rc, delegation, args.answer, principal.walletAddress);
   // Checked again here, last thing before the payment (the delegation lookup may have waited on the database).
   if (args.abandoned?.() === true) throw upstreamAppError({ type: 'failed', reason: REASON.aborted });
   const issued = await issuePayment(rc, {

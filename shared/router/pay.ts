@@ -1,17 +1,17 @@
-// One paid leg, shared by mode A (mint a credential), mode B (route) and the streaming proxy (DESIGN §7 steps
-// 6-8): durable claim, cap reservation, ledger backing, signature; then, once the merchant answered, the outcome.
+// One paid leg, shared by mode A (mint a credential), mode B (route) and the streaming proxy: durable claim, cap
+// reservation, ledger backing, signature; then, once the merchant answered, the outcome.
 import { uuidv7 } from '../ids.js';
 import type { ApiKeyCaller } from '../auth/caller.js';
 import type { InferEntity } from '@mikro-orm/core';
 import { bytesToHex } from 'viem';
 import { type Delegation, RouterPayment } from '../db/entities/index.js';
-import { whyCapRefused } from '../delegations/service.js';
-import { reserveIn } from '../delegations/spend.js';
 import { type SqlTx, isUniqueViolation } from '../db/sql.js';
 import { AppError } from '../errors/app-error.js';
 import { keyBytes } from '../protocols/eip3009.js';
+import { payeeRefusal } from '../protocols/payee.js';
 import { type PaymentChoice, type PaymentCredential, prepareCredential } from '../protocols/payment.js';
 import { InsufficientFunds, type Movement, applyMovements } from '../settlement/token-ledger.js';
+import { SpendRefused, currencyPays, delegationAccount, reserveIn, spendRefusalError } from '../spend/index.js';
 import type { RouterContext } from './context.js';
 import type { ClaimHandle } from './idempotency.js';
 import { type Fees, computeFees } from './fees.js';
@@ -59,21 +59,6 @@ function legOf(choice: PaymentChoice) {
   };
 }
 
-/** usd/usdc pay USDC, eur/eurc pay EURC (DESIGN §4); any other asset is not fundable by the delegation. */
-export function currencyFunds(currency: string, symbol: string): boolean {
-  return (
-    (['usd', 'usdc'].includes(currency) && symbol === 'USDC') ||
-    (['eur', 'eurc'].includes(currency) && symbol === 'EURC')
-  );
-}
-
-/** Thrown inside the issuance transaction to roll it back. */
-class Refused extends Error {
-  constructor(readonly why: 'cap' | 'funds') {
-    super(why);
-  }
-}
-
 /**
  * Steps 6-7 as ONE transaction: the payment row (the durable claim, unique (user, requestId)), the cap charge on
  * the delegation, and in the ledger backend the buyer's conditional debit backing the merchant leg (and mode A's
@@ -83,10 +68,15 @@ class Refused extends Error {
 export async function issuePayment(rc: RouterContext, req: PayRequest): Promise<IssuedPayment> {
   const { ctx } = rc;
   const leg = legOf(req.choice);
-  if (!currencyFunds(req.delegation.currency, leg.asset.symbol)) {
+  if (!currencyPays(req.delegation.currency, leg.asset.symbol)) {
     throw new AppError('BCK.ROUTER.0001', `a ${req.delegation.currency} delegation cannot pay ${leg.asset.symbol}`);
   }
-  // Mode A collects a fee only when requestId is given; MPP pays the merchant leg only (DESIGN §4).
+  // Choosing refuses these already; checked again here, before anything is signed or written, because a payment
+  // to the zero address or to the buyer itself is money lost whichever path asked for it.
+  const payee = payeeRefusal(leg.recipient, req.principal.walletAddress);
+  if (payee !== undefined) throw new AppError('BCK.ROUTER.0001', payee.detail, { reason: payee.reason });
+  // Mode A collects a fee only when requestId is given (router-modea.test.ts "x402 without requestId"); MPP pays
+  // the merchant leg only (a challenge is one authorization to one recipient: there is no second leg to sign).
   const chargeFee = req.choice.type === 'x402' && (req.mode !== 'credential' || req.requestId !== undefined);
   const fees = computeFees(leg.amount, ctx.config.ROUTER_FEE_BPS, chargeFee);
   // Mode A's fee leg moves with the merchant leg (there is no later answer to wait for); mode B's waits for one.
@@ -147,6 +137,16 @@ export async function issuePayment(rc: RouterContext, req: PayRequest): Promise<
       reference: paymentId,
     });
   const now = ctx.now();
+  const spend = {
+    charges: [
+      {
+        account: delegationAccount(req.delegation.id, req.principal.userId),
+        amountCents: fees.capChargedCents,
+      },
+    ],
+    reference: paymentId,
+    description: `router ${req.mode} ${req.choice.type}`,
+  };
   try {
     await ctx.db.sql.transaction(
       async (tx) => {
@@ -154,36 +154,19 @@ export async function issuePayment(rc: RouterContext, req: PayRequest): Promise<
         // In-process duplicates learn this paymentId only once it committed (claim.spent below): a refusal below
         // rolls the row back, and they must not be told of a payment that never existed.
         await insertPaymentIn(tx, row, now);
-        // The cap is checked before the balance: a charge the delegation could not take anyway is a 0003.
-        const charge = {
-          delegationId: req.delegation.id,
-          userId: req.principal.userId,
-          amountCents: fees.capChargedCents,
-        };
-        if (
-          (await reserveIn(
-            tx,
-            { ...charge, reference: paymentId, description: `router ${req.mode} ${req.choice.type}` },
-            now,
-          )) === null
-        ) {
-          throw new Refused('cap');
-        }
-        try {
-          await applyMovements(tx, movements, now);
-        } catch (err) {
-          throw err instanceof InsufficientFunds ? new Refused('funds') : err;
-        }
+        // The cap is charged before the balance: a charge the delegation could not take anyway is a 0003. A
+        // refusal (SpendRefused) or a short wallet (InsufficientFunds) leaves the transaction and rolls it back.
+        await reserveIn(tx, spend, now);
+        await applyMovements(tx, movements, now);
       },
       { serializeOn: buyer },
     ); // the buyer's balance and delegation rows: every payment of theirs locks them
   } catch (err) {
     if (isUniqueViolation(err)) throw await duplicateOf(ctx, req.principal.userId, req.requestId, row.authNonce, err);
-    if (!(err instanceof Refused)) throw err;
-    if (err.why === 'funds')
+    if (err instanceof SpendRefused) throw spendRefusalError(err);
+    if (err instanceof InsufficientFunds)
       throw new AppError('BCK.ROUTER.0009', `wallet ${buyer} holds too little ${leg.asset.symbol}`);
-    const { reason } = await whyCapRefused(ctx, req.delegation.id, now);
-    throw new AppError('BCK.ROUTER.0003', reason, { delegationId: req.delegation.id });
+    throw err;
   }
   req.claim?.spent(paymentId);
   return { paymentId, credential, fees, row: { ...row, createdAt: now, updatedAt: now } };
@@ -215,6 +198,7 @@ async function resolveFeeLegIn(
       {
         paymentId: row.id,
         delegationId: row.delegationId,
+        userId: row.userId,
         feeCents: fees.feeCents,
         description: 'fee leg not settled',
       },

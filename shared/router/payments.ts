@@ -4,8 +4,8 @@ import type { ServiceContext } from '../context.js';
 import { raw } from '@mikro-orm/sql';
 import { RouterPayment } from '../db/entities/index.js';
 import type { SqlTx } from '../db/sql.js';
-import { releaseIn } from '../delegations/spend.js';
 import { AppError } from '../errors/app-error.js';
+import { delegationAccount, releaseIn } from '../spend/index.js';
 import { type PaymentRecord, paymentRecord } from './payment-record.js';
 
 export type NewPayment = Omit<InferEntity<typeof RouterPayment>, 'createdAt' | 'updatedAt'>;
@@ -123,7 +123,7 @@ export async function resolveFeeIn(
  */
 export async function releaseFeeLegIn(
   tx: SqlTx,
-  leg: { paymentId: string; delegationId: string; feeCents: bigint; description: string },
+  leg: { paymentId: string; delegationId: string; userId: string; feeCents: bigint; description: string },
   now: Date,
 ): Promise<boolean> {
   if (!(await resolveFeeIn(tx, leg.paymentId, 'released', now))) return false;
@@ -131,8 +131,7 @@ export async function releaseFeeLegIn(
     await releaseIn(
       tx,
       {
-        delegationId: leg.delegationId,
-        amountCents: leg.feeCents,
+        charges: [{ account: delegationAccount(leg.delegationId, leg.userId), amountCents: leg.feeCents }],
         reference: leg.paymentId,
         description: leg.description,
       },

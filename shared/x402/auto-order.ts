@@ -1,132 +1,170 @@
-// Buying one order of the plan for a settle whose credits fall short (DESIGN §6): reserve the price in cents on
-// the permission's delegation (the conditional UPDATE decides: revoked, expired or over the cap is refused), then
-//   - svc:erc4337: orderPlan for the owner (the custodial wallet pays through the settlement backend);
-//   - svc:card-delegation: charge the card through the card processor, then mint the plan's credits.
-// A failure before money moves releases the reservation, so a refused order never eats into the cap; once a card
-// was charged the reservation stays, since it records money that moved.
+// Buying one order of the plan for a settle whose credits fall short, INSIDE the settle's transaction (settle.ts),
+// after its claim row: the cap reservation, the payment, the plan_order row and the credit lot then commit with
+// the burn or not at all, and a duplicate settle in any process waits on the claim instead of buying again.
+//   1. predict (funding.ts) what the reservation cannot know: the delegation's currency, plan and recipients;
+//   2. reserve the price in cents on the permission's delegation through the spend module (its conditional UPDATE
+//      decides: revoked, expired or over the cap is refused);
+//   3. pay: svc:erc4337 from the owner's custodial wallet through the settlement backend; svc:card-delegation
+//      through the card-processor port (settlement/card-processor.ts says how it composes with the transaction);
+//   4. record the order and mint the plan's credits to the owner.
+// A payment that fails after the reservation gives the reservation back in the same transaction, so the
+// delegation's journal shows the attempt and its release and the cap is whole again.
 import { randomUUID } from 'node:crypto';
-import type { ServiceContext } from '../context.js';
-import { mintLot } from '../credits/lots.js';
+import type { Config } from '../../config/index.js';
 import type { PlanRow } from '../credits/lookup.js';
-import { orderPlan } from '../credits/order.js';
+import { mintLot } from '../credits/lots.js';
+import { buyPlanIn, walletShortError } from '../credits/order.js';
 import { Delegation, PlanOrder } from '../db/entities/index.js';
-import { reserve, release } from '../delegations/service.js';
+import type { Dialect, Em } from '../db/orm.js';
+import { type SqlTx, emSql } from '../db/sql.js';
 import { AppError } from '../errors/app-error.js';
-import { type CardProcessor, type ChargeResult, fiatAssetOf } from '../settlement/card-processor.js';
-import { delegationCanPay, fiatCurrencyOf, planPrice } from './funding.js';
+import { type CardProcessor, fiatAssetOf } from '../settlement/card-processor.js';
+import { InsufficientFunds } from '../settlement/token-ledger.js';
+import { SpendRefused, type Spend, delegationAccount, fiatCurrencyOf, releaseIn, reserveIn } from '../spend/index.js';
+import { type PlanPrice, delegationCanPay, planPrice } from './funding.js';
 import type { PermissionRow } from './permissions.js';
 
-export type AutoOrder = { type: 'ordered'; orderId: string } | { type: 'refused'; reason: string };
+/**
+ * `refused` with `released`: a reservation was made and given back in this transaction, and the caller commits
+ * them (its claim aside). Without `released` nothing needs keeping and the caller rolls back: after a SpendRefused
+ * that is required, since an earlier charge of the same spend may stand.
+ */
+export type AutoOrder = { type: 'ordered'; orderId: string } | { type: 'refused'; reason: string; released: boolean };
 
-export async function orderAgainstDelegation(
-  ctx: ServiceContext,
+export interface OrderTx {
+  readonly tx: Em;
+  readonly dialect: Dialect;
+  readonly now: Date;
+}
+
+/** What failed while paying an order that was reserved: given back, and named in the settle's 402. */
+class PaymentFailed extends Error {}
+
+export async function orderAgainstDelegationIn(
+  { tx, dialect, now }: OrderTx,
   permission: PermissionRow,
   plan: PlanRow,
+  environment: Config['ENVIRONMENT'],
   cards: CardProcessor,
+  /** The same for every repeat of this purchase: the card processor's idempotency key. */
+  purchaseKey: string,
 ): Promise<AutoOrder> {
-  if (permission.delegationId == null) return { type: 'refused', reason: 'the permission names no delegation' };
-  const delegation = await ctx.db.em().findOne(Delegation, { id: permission.delegationId, userId: permission.userId });
-  if (delegation === null) return { type: 'refused', reason: 'delegation not found' };
-  const price = planPrice(plan, ctx.config.ENVIRONMENT);
-  // Early refusal for what reserve does not know (currency, recipients); reserve decides the rest atomically.
-  const fundable = delegationCanPay(delegation, plan, price, ctx.now());
-  if (fundable.type === 'unfundable') return { type: 'refused', reason: fundable.reason };
-  const orderRef = randomUUID();
-  if (price.cents > 0n) {
-    const reserved = await reserve(ctx, {
-      delegationId: delegation.id,
-      userId: permission.userId,
-      amountCents: price.cents,
-      planId: plan.id,
-      reference: orderRef,
-      description: `x402 auto-order of plan ${plan.id}`,
-    });
-    if (reserved.type === 'refused') return { type: 'refused', reason: reserved.reason };
-  }
-  const giveBack = async (): Promise<void> => {
-    if (price.cents > 0n) {
-      await release(ctx, {
-        delegationId: delegation.id,
-        amountCents: price.cents,
-        reference: orderRef,
-        description: 'x402 auto-order failed',
-      });
-    }
+  if (permission.delegationId == null)
+    return { type: 'refused', reason: 'the permission names no delegation', released: false };
+  const delegation = await tx.findOne(Delegation, { id: permission.delegationId, userId: permission.userId });
+  if (delegation === null) return { type: 'refused', reason: 'delegation not found', released: false };
+  const price = planPrice(plan, environment);
+  const fundable = delegationCanPay(delegation, plan, price, now);
+  if (fundable.type === 'unfundable') return { type: 'refused', reason: fundable.reason, released: false };
+  const sql = emSql(tx, dialect);
+  const orderId = randomUUID();
+  const spend: Spend = {
+    charges:
+      price.cents > 0n
+        ? [{ account: delegationAccount(delegation.id, permission.userId), amountCents: price.cents }]
+        : [],
+    reference: orderId,
+    description: `x402 auto-order of plan ${plan.id}`,
   };
-  if (permission.scheme === 'svc:card-delegation') {
-    const currency = fiatCurrencyOf(delegation.currency);
-    let chargeId: string | null = null;
-    if (price.cents > 0n) {
-      let charged: ChargeResult;
-      try {
-        charged = await cards.charge({
-          delegationId: delegation.id,
-          provider: delegation.provider,
-          currency,
-          cents: price.cents,
-          payees: price.payees,
-          reference: orderRef,
-        });
-      } catch (err) {
-        await giveBack();
-        throw err;
-      }
-      if (charged.type === 'declined') {
-        await giveBack();
-        return { type: 'refused', reason: `the card charge was declined: ${charged.reason}` };
-      }
-      chargeId = charged.chargeId;
-    }
-    // The card was charged: the reservation stays whatever happens next (it records money that moved).
-    await mintCardOrder(ctx, permission, plan, { orderRef, currency, cents: price.cents, chargeId });
-    return { type: 'ordered', orderId: orderRef };
+  try {
+    await reserveIn(sql, spend, now);
+  } catch (err) {
+    if (err instanceof SpendRefused) return { type: 'refused', reason: err.message, released: false };
+    throw err;
   }
   try {
-    const order = await orderPlan(
-      ctx,
-      { userId: permission.userId, walletAddress: permission.ownerAddress },
-      String(plan.id),
-    );
-    return { type: 'ordered', orderId: order.orderId };
+    if (permission.scheme === 'svc:card-delegation') {
+      await payByCard(tx, sql, cards, { delegation, permission, plan, price, orderId, purchaseKey, now });
+    } else {
+      await payFromWallet(tx, dialect, permission, plan, orderId, now);
+    }
+    return { type: 'ordered', orderId };
   } catch (err) {
-    // orderPlan moves nothing unless it commits: give the cap back on any failure.
-    await giveBack();
-    if (err instanceof AppError) return { type: 'refused', reason: err.details };
+    if (!(err instanceof PaymentFailed)) throw err;
+    if (spend.charges.length > 0) await releaseIn(sql, { ...spend, description: 'x402 auto-order failed' }, now);
+    return { type: 'refused', reason: err.message, released: spend.charges.length > 0 };
+  }
+}
+
+/**
+ * svc:erc4337: the owner's custodial wallet pays through the settlement backend. In a savepoint, because a short
+ * wallet is found only after some legs moved (the ledger takes balances in address order): rolling back to it
+ * undoes them and keeps the reservation, which the caller then gives back.
+ */
+async function payFromWallet(
+  tx: Em,
+  dialect: Dialect,
+  permission: PermissionRow,
+  plan: PlanRow,
+  orderId: string,
+  now: Date,
+): Promise<void> {
+  const buyer = { userId: permission.userId, walletAddress: permission.ownerAddress };
+  try {
+    await tx.transactional((inner) => buyPlanIn(inner, dialect, buyer, plan, orderId, now));
+  } catch (err) {
+    if (err instanceof InsufficientFunds) throw new PaymentFailed(walletShortError(buyer.walletAddress, plan).details);
+    if (err instanceof AppError) throw new PaymentFailed(err.details);
     throw err;
   }
 }
 
-/** Records the card-paid order and mints the plan's credits to the owner, in one transaction. */
-async function mintCardOrder(
-  ctx: ServiceContext,
-  permission: PermissionRow,
-  plan: PlanRow,
-  o: { orderRef: string; currency: string; cents: bigint; chargeId: string | null },
+/** svc:card-delegation: the card processor charges the price, then the order is recorded and the credits minted. */
+async function payByCard(
+  tx: Em,
+  sql: SqlTx,
+  cards: CardProcessor,
+  o: {
+    delegation: { id: string; provider: string; currency: string };
+    permission: PermissionRow;
+    plan: PlanRow;
+    price: PlanPrice;
+    orderId: string;
+    purchaseKey: string;
+    now: Date;
+  },
 ): Promise<void> {
-  const now = ctx.now();
-  await ctx.db.em().transactional(async (tx) => {
-    await tx.insert(PlanOrder, {
-      id: o.orderRef,
-      planId: plan.id,
-      buyerUserId: permission.userId,
-      buyerAddress: permission.ownerAddress,
-      asset: fiatAssetOf(o.currency),
-      amountPaid: o.cents,
-      credits: plan.creditsAmount,
-      txId: o.chargeId,
-      createdAt: now,
-    });
-    await mintLot(
-      tx,
+  const currency = fiatCurrencyOf(o.delegation.currency);
+  if (currency === undefined) throw new PaymentFailed(`a ${o.delegation.currency} delegation has no card currency`);
+  let chargeId: string | null = null;
+  if (o.price.cents > 0n) {
+    const charged = await cards.charge(
+      sql,
       {
-        planId: plan.id,
-        holderAddress: permission.ownerAddress,
-        amount: plan.creditsAmount,
-        expiresAt: null,
-        kind: 'order',
-        reference: o.orderRef,
+        delegationId: o.delegation.id,
+        provider: o.delegation.provider,
+        currency,
+        cents: o.price.cents,
+        payees: o.price.payees,
+        reference: o.orderId,
+        idempotencyKey: o.purchaseKey,
       },
-      now,
+      o.now,
     );
+    if (charged.type === 'declined') throw new PaymentFailed(`the card charge was declined: ${charged.reason}`);
+    chargeId = charged.chargeId;
+  }
+  await tx.insert(PlanOrder, {
+    id: o.orderId,
+    planId: o.plan.id,
+    buyerUserId: o.permission.userId,
+    buyerAddress: o.permission.ownerAddress,
+    asset: fiatAssetOf(currency),
+    amountPaid: o.price.cents,
+    credits: o.plan.creditsAmount,
+    txId: chargeId,
+    createdAt: o.now,
   });
+  await mintLot(
+    tx,
+    {
+      planId: o.plan.id,
+      holderAddress: o.permission.ownerAddress,
+      amount: o.plan.creditsAmount,
+      expiresAt: null,
+      kind: 'order',
+      reference: o.orderId,
+    },
+    o.now,
+  );
 }

@@ -1,12 +1,13 @@
-// Whether a delegation can pay for one order of a plan (DESIGN §4, §6): the plan's price in cents, the currency
-// rule (usd/usdc pays USDC, eur/eurc pays EURC, nothing else is fundable) and the delegation's state and cap.
-// This is a prediction for create and verify; the spend itself is decided by reserve's conditional UPDATE.
+// Whether a delegation can pay for one order of a plan: the plan's price in cents, the currency rule (the spend
+// module's: usd/usdc pays USDC, eur/eurc pays EURC, nothing else is fundable) and the delegation's state and cap.
+// This is a prediction for permission creation, verify and the auto-order's early refusal; the spend itself is
+// decided by the spend module's conditional UPDATE.
 import type { Config } from '../../config/index.js';
 import { type Asset, NETWORKS } from '../assets.js';
 import type { PlanRow } from '../credits/lookup.js';
-import { effectiveStatus } from '../delegations/records.js';
 import { FIAT_PROVIDERS } from '../delegations/schemas.js';
 import { atomicToCentsCeil, fromColumn, sum } from '../money.js';
+import { currencyPays, describeRefusal, predictDelegationRefusal } from '../spend/index.js';
 import type { PermissionScheme } from './schemas.js';
 
 export interface PlanPrice {
@@ -37,17 +38,6 @@ export function planPrice(plan: PlanRow, environment: Config['ENVIRONMENT']): Pl
   return { atomic, cents: atomicToCentsCeil(atomic), asset, payees };
 }
 
-/** The stablecoin a delegation currency pays (DESIGN §4). */
-export function symbolOfCurrency(currency: string): Asset['symbol'] | undefined {
-  if (currency === 'usd' || currency === 'usdc') return 'USDC';
-  if (currency === 'eur' || currency === 'eurc') return 'EURC';
-  return undefined;
-}
-
-/** The fiat currency a card delegation is charged in. */
-export const fiatCurrencyOf = (currency: string): string =>
-  currency === 'usdc' ? 'usd' : currency === 'eurc' ? 'eur' : currency;
-
 /** Which delegation providers may back a permission of each scheme. */
 export function providerFitsScheme(provider: string, scheme: PermissionScheme): boolean {
   const fiat = (FIAT_PROVIDERS as readonly string[]).includes(provider);
@@ -69,23 +59,9 @@ export interface DelegationSnapshot {
 export type Fundability = { type: 'fundable' } | { type: 'unfundable'; reason: string };
 
 export function delegationCanPay(d: DelegationSnapshot, plan: PlanRow, price: PlanPrice, now: Date): Fundability {
-  const { id, provider, currency, spendingLimitCents, amountSpentCents, expiresAt } = d;
-  const status = effectiveStatus(
-    {
-      id,
-      provider,
-      status: d.status,
-      currency,
-      spendingLimitCents,
-      amountSpentCents,
-      expiresAt,
-      transactionCount: 0,
-      createdAt: now,
-    },
-    now,
-  );
-  if (status === 'Revoked' || status === 'Expired')
-    return { type: 'unfundable', reason: `delegation is ${status.toLowerCase()}` };
+  // The state first (revoked, expired), the cap last: the charge's own conditions, predicted from the snapshot.
+  const state = predictDelegationRefusal(d, 0n, now);
+  if (state !== undefined) return { type: 'unfundable', reason: describeRefusal('delegation', state) };
   if (d.planId != null && d.planId !== plan.id)
     return { type: 'unfundable', reason: 'the delegation is restricted to another plan' };
   const allowed = d.allowedRecipients;
@@ -96,16 +72,14 @@ export function delegationCanPay(d: DelegationSnapshot, plan: PlanRow, price: Pl
     if (price.asset === undefined) {
       return { type: 'unfundable', reason: `plan ${plan.id} is not priced in a stablecoin a delegation can pay` };
     }
-    if (symbolOfCurrency(d.currency) !== price.asset.symbol) {
+    if (!currencyPays(d.currency, price.asset.symbol)) {
       return {
         type: 'unfundable',
         reason: `a ${d.currency} delegation cannot pay a plan priced in ${price.asset.symbol}`,
       };
     }
   }
-  const remaining = d.spendingLimitCents > d.amountSpentCents ? d.spendingLimitCents - d.amountSpentCents : 0n;
-  if (remaining < price.cents) {
-    return { type: 'unfundable', reason: 'delegation budget exceeded' };
-  }
+  const cap = predictDelegationRefusal(d, price.cents, now);
+  if (cap !== undefined) return { type: 'unfundable', reason: describeRefusal('delegation', cap) };
   return { type: 'fundable' };
 }

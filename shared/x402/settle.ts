@@ -1,36 +1,38 @@
-// POST /x402/settle (DESIGN §6): burn `maxAmount` credits of the permission owner, once per
-// (permission, agentRequestId). One burn is ONE transaction, in this order:
-//   1. insert the x402_settlement row: its unique key makes each settle happen once, and on SQLite the first
-//      statement being a write takes the database write lock at once;
-//   2. burnLots from the owner's non-expired lots (conditional UPDATEs, InsufficientCredits rolls back);
-//   3. usedCredits += maxAmount `where status = 'Active'`, so a revoke committed in between wins (rolls back).
-// A repeat of the same agentRequestId returns the first result (`duplicate: true`, current balance).
+// POST /x402/settle: burn `maxAmount` credits of the permission owner, once per (permission, agentRequestId).
+// A settle is at most two attempts, each ONE transaction that starts by inserting the x402_settlement row:
+//   1. the claim, then burnLots from the owner's non-expired lots (conditional UPDATEs), then
+//      usedCredits += maxAmount `where status = 'Active'` (a revoke committed in between wins: rolled back);
+//   2. only when the held credits fell short: the claim again, then, if the credits still fall short, one order
+//      of the plan bought against the permission's delegation (auto-order.ts: cap reservation, payment,
+//      plan_order row, credit lot), then the burn and usedCredits as in 1.
+// The claim's unique key (permission_hash, agent_request_id) is what makes a settle happen once, from the
+// database alone: an identical settle in ANY process blocks on that key until the first transaction ends, then
+// meets the committed row (a duplicate: the first result, `duplicate: true`, current balance) or, if the first
+// rolled back, makes its own attempt. So N identical settles buy at most one plan, however many admin
+// processes share the database. On SQLite the claim being the first statement also takes the write lock at once.
 //
-// Credits short: with a delegation, one order is bought against it first (auto-order.ts), then the burn is
-// retried; without one, or when the order is refused, 402 BCK.CREDITS.0003.
+// Credits short: with a delegation, the order is bought against it; without one, or when the order is refused,
+// 402 BCK.CREDITS.0003.
 //
-// Unlisted plans (interface listing-flag table, DESIGN §5): "subscribers keep spending credits they hold", so a
-// settle the held credits cover still burns. What an unlisted plan refuses is buying: a settle that would need an
-// order (or a pay-as-you-go call with no credits) answers 403 BCK.PROTOCOL.0062 for svc:card-delegation and
-// 201 `{ success: false, errorReason: <0062 message> }` (no `code`) for svc:erc4337.
+// Unlisted plans (interface listing-flag table): "subscribers keep spending credits they hold", so a settle the
+// held credits cover still burns. What an unlisted plan refuses is buying: a settle that would need an order (or a
+// pay-as-you-go call with no credits) answers 403 BCK.PROTOCOL.0062 for svc:card-delegation and 201
+// `{ success: false, errorReason: <0062 message> }` (no `code`) for svc:erc4337.
 import { randomUUID } from 'node:crypto';
-import { UniqueConstraintViolationException } from '@mikro-orm/core';
-import type { QueryResult } from '@mikro-orm/sql';
 import { NETWORKS } from '../assets.js';
 import type { ServiceContext } from '../context.js';
 import type { ActingUser } from '../auth/caller.js';
 import { InsufficientCredits, burnLots, creditBalance } from '../credits/lots.js';
 import type { PlanRow } from '../credits/lookup.js';
-import { X402Settlement } from '../db/entities/index.js';
+import type { Em } from '../db/orm.js';
+import { emSql, isUniqueViolation } from '../db/sql.js';
 import { AppError } from '../errors/app-error.js';
-import { fromColumn, toWire } from '../money.js';
+import { MAX_INT64, fromColumn, toWire } from '../money.js';
 import { type CardProcessor, sandboxCardProcessor } from '../settlement/card-processor.js';
-import { orderAgainstDelegation } from './auto-order.js';
+import { orderAgainstDelegationIn } from './auto-order.js';
 import { type PresentedPermission, checkPermission } from './check-permission.js';
 import type { PermissionRow } from './permissions.js';
 import { Reason } from './reasons.js';
-import { sha256Hex } from '../crypto/hashing.js';
-import { keyedSerializer } from '../serial.js';
 
 export type SettleResponse =
   | {
@@ -55,65 +57,122 @@ export interface SettleDeps {
   readonly cards?: CardProcessor;
 }
 
-/** Thrown inside the burn transaction; handled after the rollback. */
-class DuplicateSettle extends Error {}
-class PermissionNoLongerActive extends Error {}
-
-type BurnOutcome =
-  | { type: 'burned'; settlementId: string; balance: bigint }
+type Attempt =
+  | { type: 'burned'; settlementId: string; balance: bigint; orderId?: string | undefined }
   | { type: 'duplicate' }
-  | { type: 'insufficient' }
-  | { type: 'revoked' };
+  /** Attempt 1 only: the held credits do not cover the call. */
+  | { type: 'short' }
+  | { type: 'revoked' }
+  | { type: 'unlisted' }
+  /** The 402: why the credits could not be had (appended to its message). */
+  | { type: 'insufficient'; why: string };
 
-async function burnOnce(
-  ctx: ServiceContext,
-  permission: PermissionRow,
-  plan: PlanRow,
-  input: SettleInput,
-  orderId: string | null,
-): Promise<BurnOutcome> {
+/** Carries an outcome out of the transaction, which rolls back everything it wrote (the claim included). */
+class Rollback extends Error {
+  constructor(readonly outcome: Exclude<Attempt, { type: 'burned' }>) {
+    super(outcome.type);
+  }
+}
+
+const INSERT_CLAIM =
+  'insert into x402_settlement (id, permission_hash, agent_request_id, credits_redeemed, order_id, created_at) values (?, ?, ?, ?, ?, ?)';
+const SET_ORDER = 'update x402_settlement set order_id = ? where id = ?';
+const DROP_CLAIM = 'delete from x402_settlement where id = ?';
+// used_credits is a running statistic of every burn the permission made: it saturates at the 64-bit maximum
+// instead of overflowing (PostgreSQL would refuse the UPDATE and fail a settle whose burn was valid).
+const USE_CREDITS = `update x402_permission
+  set used_credits = case when used_credits > ${MAX_INT64} - ? then ${MAX_INT64} else used_credits + ? end
+  where permission_hash = ? and status = 'Active'`;
+const FIRST_RESULT =
+  'select id, cast(credits_redeemed as text) as credits_redeemed, order_id from x402_settlement where permission_hash = ? and agent_request_id = ?';
+
+interface AttemptInput {
+  readonly permission: PermissionRow;
+  readonly plan: PlanRow;
+  readonly input: SettleInput;
+  /** Present on attempt 2: an order may be bought when the held credits still fall short. */
+  readonly order?: { readonly cards: CardProcessor } | undefined;
+}
+
+/** Why buying cannot help, decided once the claim is held; undefined when an order may be tried. */
+function buyingRefusal(a: AttemptInput, held: bigint): Exclude<Attempt, { type: 'burned' }> | undefined {
+  if (!a.plan.listed) return { type: 'unlisted' };
+  if (a.permission.delegationId == null)
+    return { type: 'insufficient', why: ' and the permission names no delegation' };
+  if (held + a.plan.creditsAmount < a.input.maxAmount)
+    return { type: 'insufficient', why: '; one order of the plan would not cover it' };
+  return undefined;
+}
+
+async function attempt(ctx: ServiceContext, a: AttemptInput): Promise<Attempt> {
+  const { permission, plan, input } = a;
+  const { dialect } = ctx.db;
   const now = ctx.now();
   const settlementId = randomUUID();
+  const holder = permission.ownerAddress;
   try {
-    const balance = await ctx.db.em().transactional(async (tx) => {
+    return await ctx.db.em().transactional(async (tx: Em): Promise<Attempt> => {
+      const sql = emSql(tx, dialect);
       try {
-        await tx.insert(X402Settlement, {
-          id: settlementId,
-          permissionHash: permission.permissionHash,
-          agentRequestId: input.agentRequestId,
-          creditsRedeemed: input.maxAmount,
-          orderId,
-          createdAt: now,
-        });
+        await sql.run(INSERT_CLAIM, [
+          settlementId,
+          permission.permissionHash,
+          input.agentRequestId,
+          input.maxAmount,
+          null,
+          now,
+        ]);
       } catch (err) {
-        if (err instanceof UniqueConstraintViolationException) throw new DuplicateSettle();
+        if (isUniqueViolation(err)) throw new Rollback({ type: 'duplicate' });
         throw err;
       }
-      await burnLots(
-        tx,
-        ctx.db.dialect,
-        {
-          planId: plan.id,
-          holderAddress: permission.ownerAddress,
-          amount: input.maxAmount,
-          kind: 'redeem',
-          reference: settlementId,
-        },
-        now,
-      );
-      const res = await tx.execute<QueryResult>(
-        `update x402_permission set used_credits = used_credits + ? where permission_hash = ? and status = 'Active'`,
-        [input.maxAmount, permission.permissionHash],
-        'run',
-      );
-      if (res.affectedRows !== 1) throw new PermissionNoLongerActive();
-      return creditBalance(tx, plan.id, permission.ownerAddress, now);
+      let orderId: string | undefined;
+      if (a.order !== undefined) {
+        const held = await creditBalance(tx, plan.id, holder, now);
+        if (held < input.maxAmount) {
+          const refused = buyingRefusal(a, held);
+          if (refused !== undefined) throw new Rollback(refused);
+          const order = await orderAgainstDelegationIn(
+            { tx, dialect, now },
+            permission,
+            plan,
+            ctx.config.ENVIRONMENT,
+            a.order.cards,
+            `x402-settle:${permission.permissionHash}:${input.agentRequestId}`,
+          );
+          if (order.type === 'refused') {
+            const outcome = { type: 'insufficient', why: `; the auto-order was refused: ${order.reason}` } as const;
+            if (!order.released) throw new Rollback(outcome);
+            // The reservation and its release stay on the delegation's journal; the claim goes, so this
+            // agentRequestId may be settled again once the wallet or the card can pay.
+            await sql.run(DROP_CLAIM, [settlementId]);
+            return outcome;
+          }
+          orderId = order.orderId;
+          await sql.run(SET_ORDER, [orderId, settlementId]);
+        }
+      }
+      try {
+        await burnLots(
+          tx,
+          dialect,
+          { planId: plan.id, holderAddress: holder, amount: input.maxAmount, kind: 'redeem', reference: settlementId },
+          now,
+        );
+      } catch (err) {
+        if (!(err instanceof InsufficientCredits)) throw err;
+        throw new Rollback(
+          a.order === undefined
+            ? { type: 'short' }
+            : { type: 'insufficient', why: orderId === undefined ? '' : ' even after an order of the plan' },
+        );
+      }
+      if ((await sql.run(USE_CREDITS, [input.maxAmount, input.maxAmount, permission.permissionHash])) !== 1)
+        throw new Rollback({ type: 'revoked' });
+      return { type: 'burned', settlementId, balance: await creditBalance(tx, plan.id, holder, now), orderId };
     });
-    return { type: 'burned', settlementId, balance };
   } catch (err) {
-    if (err instanceof DuplicateSettle) return { type: 'duplicate' };
-    if (err instanceof InsufficientCredits) return { type: 'insufficient' };
-    if (err instanceof PermissionNoLongerActive) return { type: 'revoked' };
+    if (err instanceof Rollback) return err.outcome;
     throw err;
   }
 }
@@ -125,12 +184,9 @@ async function firstResult(
   agentRequestId: string,
 ): Promise<SettleResponse> {
   const em = ctx.db.em();
-  const rows = await em.execute<{ id: string; credits_redeemed: string; order_id: string | null }[]>(
-    'select id, cast(credits_redeemed as text) as credits_redeemed, order_id from x402_settlement where permission_hash = ? and agent_request_id = ?',
-    [permission.permissionHash, agentRequestId],
-  );
-  const first = rows[0];
-  if (first === undefined) throw new Error('duplicate settle without a stored settlement');
+  const [first] = await emSql(em, ctx.db.dialect).all(FIRST_RESULT, [permission.permissionHash, agentRequestId]);
+  if (first === undefined || typeof first.id !== 'string')
+    throw new Error('duplicate settle without a stored settlement');
   const balance = await creditBalance(em, plan.id, permission.ownerAddress, ctx.now());
   return {
     success: true,
@@ -139,7 +195,7 @@ async function firstResult(
     network: permission.network,
     creditsRedeemed: toWire(fromColumn(first.credits_redeemed)),
     remainingBalance: toWire(balance),
-    ...(first.order_id == null ? {} : { orderId: first.order_id }),
+    ...(typeof first.order_id === 'string' ? { orderId: first.order_id } : {}),
     duplicate: true,
   };
 }
@@ -173,30 +229,11 @@ async function insufficient(
   );
 }
 
-/**
- * Settles of one (permission, agentRequestId) in flight in this process. A repeat waits for the first to end and
- * then meets its result through the unique key (a duplicate). Without this, repeats that arrive while the credits
- * are short each failed their first burn (rolled back: no row holds the key yet) and each bought the plan: N
- * identical retries made N orders, reserved N times on the delegation (and charged a card N times), for one burn.
- */
-const settling = keyedSerializer();
-
 export async function settlePermission(
   ctx: ServiceContext,
   caller: ActingUser,
   input: SettleInput,
   deps: SettleDeps = {},
-): Promise<SettleResponse> {
-  // Keyed by the token's hash: the token itself is a bearer secret and is not kept as a map key.
-  const key = `${sha256Hex(input.x402AccessToken)}\u0000${input.agentRequestId}`;
-  return settling(key, () => settleOnce(ctx, caller, input, deps));
-}
-
-async function settleOnce(
-  ctx: ServiceContext,
-  caller: ActingUser,
-  input: SettleInput,
-  deps: SettleDeps,
 ): Promise<SettleResponse> {
   const checked = await checkPermission(ctx, caller, input);
   if (checked.type === 'invalid') {
@@ -211,56 +248,34 @@ async function settleOnce(
     };
   }
   const { permission, plan } = checked;
-  const done = (outcome: BurnOutcome & { type: 'burned' }, orderId?: string): SettleResponse => ({
-    success: true,
-    payer: permission.ownerAddress,
-    transaction: outcome.settlementId,
-    network: permission.network,
-    creditsRedeemed: toWire(input.maxAmount),
-    remainingBalance: toWire(outcome.balance),
-    ...(orderId === undefined ? {} : { orderId }),
-  });
-
-  const first = await burnOnce(ctx, permission, plan, input, null);
-  switch (first.type) {
+  let outcome = await attempt(ctx, { permission, plan, input });
+  if (outcome.type === 'short')
+    outcome = await attempt(ctx, { permission, plan, input, order: { cards: deps.cards ?? sandboxCardProcessor() } });
+  switch (outcome.type) {
     case 'burned':
-      return done(first);
+      return {
+        success: true,
+        payer: permission.ownerAddress,
+        transaction: outcome.settlementId,
+        network: permission.network,
+        creditsRedeemed: toWire(input.maxAmount),
+        remainingBalance: toWire(outcome.balance),
+        ...(outcome.orderId === undefined ? {} : { orderId: outcome.orderId }),
+      };
     case 'duplicate':
       return firstResult(ctx, permission, plan, input.agentRequestId);
     case 'revoked':
       return failure(permission, Reason.permissionRevoked, 'the permission was revoked');
+    case 'unlisted':
+      // The held credits do not cover the call: buying is the only way on, and an unlisted plan cannot be bought.
+      if (permission.scheme === 'svc:card-delegation') {
+        throw new AppError('BCK.PROTOCOL.0062', `plan ${plan.id} is unlisted and cannot be purchased`, {
+          planId: String(plan.id),
+        });
+      }
+      return failure(permission, Reason.unlistedPlan, `plan ${plan.id} is unlisted and cannot be purchased`);
+    case 'short':
     case 'insufficient':
-      break;
-  }
-
-  // The held credits do not cover the call: buying is the only way on, and an unlisted plan cannot be bought.
-  if (!plan.listed) {
-    if (permission.scheme === 'svc:card-delegation') {
-      throw new AppError('BCK.PROTOCOL.0062', `plan ${plan.id} is unlisted and cannot be purchased`, {
-        planId: String(plan.id),
-      });
-    }
-    return failure(permission, Reason.unlistedPlan, `plan ${plan.id} is unlisted and cannot be purchased`);
-  }
-  if (permission.delegationId == null)
-    throw await insufficient(ctx, permission, plan, input.maxAmount, ' and the permission names no delegation');
-  const balance = await creditBalance(ctx.db.em(), plan.id, permission.ownerAddress, ctx.now());
-  if (balance + plan.creditsAmount < input.maxAmount) {
-    throw await insufficient(ctx, permission, plan, input.maxAmount, '; one order of the plan would not cover it');
-  }
-  const order = await orderAgainstDelegation(ctx, permission, plan, deps.cards ?? sandboxCardProcessor(ctx));
-  if (order.type === 'refused')
-    throw await insufficient(ctx, permission, plan, input.maxAmount, `; the auto-order was refused: ${order.reason}`);
-
-  const second = await burnOnce(ctx, permission, plan, input, order.orderId);
-  switch (second.type) {
-    case 'burned':
-      return done(second, order.orderId);
-    case 'duplicate':
-      return firstResult(ctx, permission, plan, input.agentRequestId);
-    case 'revoked':
-      return failure(permission, Reason.permissionRevoked, 'the permission was revoked');
-    case 'insufficient':
-      throw await insufficient(ctx, permission, plan, input.maxAmount, ' even after an order of the plan');
+      throw await insufficient(ctx, permission, plan, input.maxAmount, outcome.type === 'short' ? '' : outcome.why);
   }
 }

@@ -14,6 +14,7 @@ import type { Config } from '../../../config/index.js';
 import { type Asset, NETWORKS, type Network } from '../../assets.js';
 import { MAX_INT64 } from '../../money.js';
 import type { TransferAuthorization } from '../eip3009.js';
+import { payeeRefusal } from '../payee.js';
 import { ChoiceReason, type NoChoice, type Rejection, clip, noChoice } from '../reasons.js';
 import { recipientAllowed } from '../x402.js';
 import { HexAddress, UintString } from '../x402-schemas.js';
@@ -58,6 +59,8 @@ export interface MppChooseOptions {
   readonly fundedNetworks?: readonly string[] | undefined;
   /** The delegation's allowedRecipients; undefined means any. */
   readonly allowedRecipients?: readonly string[] | undefined;
+  /** The wallet that pays: a challenge paying it is refused (payee.ts); the zero address is refused regardless. */
+  readonly payer?: string | undefined;
   readonly nowMs?: number | undefined;
   /**
    * Why the field a challenge's `header` parameter names cannot carry the credential, or undefined when it can
@@ -128,6 +131,8 @@ function judge(index: number, challenge: PaymentChallenge, o: MppChooseOptions):
   const amount = BigInt(request.amount);
   if (amount <= 0n || amount > MAX_INT64)
     return reject(ChoiceReason.amountOutOfRange, `amount ${clip(request.amount)}`);
+  const payee = payeeRefusal(request.recipient, o.payer);
+  if (payee !== undefined) return reject(payee.reason, payee.detail);
   if (!recipientAllowed(request.recipient, o.allowedRecipients))
     return reject(ChoiceReason.recipientNotAllowed, `recipient ${request.recipient}`);
   return {
@@ -148,7 +153,8 @@ function judge(index: number, challenge: PaymentChallenge, o: MppChooseOptions):
 
 /**
  * Picks the challenge to pay: method `evm`, intent `charge`, credential type `authorization`, no splits, a chain
- * this environment funds, a currency on the allowlist, not expired. Prefers USDC, then the merchant's order.
+ * this environment funds, a currency on the allowlist, not expired, a recipient that is neither the zero address
+ * nor the payer and that the delegation allows. Prefers USDC, then the merchant's order.
  */
 export function chooseMppChallenge(challenges: readonly PaymentChallenge[], o: MppChooseOptions): MppChoice | NoChoice {
   const rejected: Rejection[] = [];

@@ -1,0 +1,12 @@
+// The spend module: what a delegation may pay with, and the one way to charge and give back capped accounts.
+export {
+  type CappedAccount,
+  type DelegationAccount,
+  type RefusalCause,
+  type RefusalReason,
+  delegationAccount,
+} from './accounts.js';
+export { type DelegationState, predictDelegationRefusal } from './delegation-account.js';
+export { currencyPays, fiatCurrencyOf, fundedSymbol } from './currency.js';
+export { SpendRefused, accountParams, describeRefusal, refusalError, spendRefusalError } from './refusal.js';
+export { type Charge, type Reservation, type Spend, releaseIn, reserveIn } from './reserve.js';
