@@ -53,7 +53,7 @@ export const ConfigSchema = z
     /** Base of `docsUrl` in error envelopes. */
     DOCS_URL: z.url().default('https://github.com/payroute/payroute/blob/main/docs/errors.md'),
 
-    // --- Payment router (proxy process), DESIGN §4 and §7 ---
+    // --- Payment router (proxy process); docs/architecture.md sections 4 and 5 ---
     /** Routing fee in basis points on top of the merchant price (x402 only). Default 500 (5%). */
     ROUTER_FEE_BPS: whole.pipe(z.number().int().min(0).max(10_000)).default(500),
     /** Address that receives the fee leg. Default: the operator wallet created at first start. */

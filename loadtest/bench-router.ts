@@ -1,4 +1,4 @@
-// `npm run bench:router`: the router's load benchmark (DESIGN §9). The k6 binary cannot be installed here, so this
+// `npm run bench:router`: the router's load benchmark. The k6 binary cannot be installed here, so this
 // Node runner executes the scenarios of loadtest/k6/*.ts against a stack it starts itself, and reports each one as
 // a RATIO against a baseline measured in the same run (never pass/fail on times):
 //

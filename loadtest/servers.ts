@@ -5,7 +5,7 @@
 //
 //   upstream     a free JSON answer (the relay's target): what every relay scenario ends at.
 //   passthrough  the baseline of the free relay: a bare http-proxy-3 pass-through with a keep-alive agent to
-//                BENCH_UPSTREAM_URL (STACK.md: without an explicit agent it opens a connection per request).
+//                BENCH_UPSTREAM_URL (http-proxy-3 without an explicit keep-alive agent opens a connection per request).
 //   merchant     the official @x402/express v2 merchant (test/support/merchants/x402-v2.ts) on its stub chain;
 //                BENCH_MINT (JSON array of addresses) are given USDC and EURC on that chain.
 import { Agent, type IncomingMessage, type ServerResponse, createServer } from 'node:http';

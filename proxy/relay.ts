@@ -1,5 +1,5 @@
-// Relays every path the proxy does not serve to the admin process (DESIGN §1). An explicit keep-alive agent
-// matters: without it http-proxy-3 opens a connection per request and halves throughput (STACK.md).
+// Relays every path the proxy does not serve to the admin process. An explicit keep-alive agent
+// matters: without it http-proxy-3 opens a connection per request and halves throughput (measured in BENCHMARKS.md).
 import { Agent, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createProxyServer } from 'http-proxy-3';
 

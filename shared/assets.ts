@@ -1,5 +1,5 @@
 // Known stablecoins per environment (6 decimals). The sandbox runs on Base Sepolia, live on Base.
-// EIP-712 domain names differ by chain (STACK.md "Protocol facts"): keep them beside the addresses.
+// EIP-712 domain names differ by chain (each token contract's own `name()`/`version()`): keep them beside the addresses.
 import { getAddress } from 'viem';
 import type { Config } from '../config/index.js';
 

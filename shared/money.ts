@@ -1,4 +1,4 @@
-// The one money module (DESIGN §4). Amounts are bigint in code, 64-bit integer columns in the database and
+// The one money module. Amounts are bigint in code, 64-bit integer columns in the database and
 // decimal strings on the wire. Inputs accept a JSON integer that is a safe integer, or a decimal string.
 // No float ever touches an amount.
 import { z } from 'zod';

@@ -1,4 +1,4 @@
-// Access tokens, initialize, redeem and sub-tasks (DESIGN §5), on SQLite and PostgreSQL, through the real
+// Access tokens, initialize, redeem and sub-tasks, on SQLite and PostgreSQL, through the real
 // processes: success shapes, every refusal status, ownership, listing and the once-only burn rules.
 import { decodeJwt } from 'jose';
 import { createTokenSigner } from '../shared/keys/signing-keys.js';

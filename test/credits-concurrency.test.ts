@@ -1,4 +1,4 @@
-// Concurrency of every credit spend (DESIGN §4, §9), on SQLite and PostgreSQL, through the real processes:
+// Concurrency of every credit spend, on SQLite and PostgreSQL, through the real processes:
 // the database decides each burn, so parallel requests can never burn more than the balance, a request more than
 // its maxCredits, or one burn key twice.
 import { getAddress } from 'viem';

@@ -1,4 +1,4 @@
-// Orders, balances and minting (DESIGN §5), on SQLite and PostgreSQL, through the real processes. Every money
+// Orders, balances and minting, on SQLite and PostgreSQL, through the real processes. Every money
 // assertion is also checked in the database: token balances, lots, orders and both ledgers.
 import { getAddress } from 'viem';
 import { faucet } from '../shared/settlement/token-ledger.js';

@@ -2,7 +2,7 @@
 // 127.0.0.1 in this process (test/support/merchants/), each with only the chain stubbed. For each, the buyer side
 // is ours end to end — decode the 402 with our decoders, choose with our rules, sign with our native signer, build
 // our credential — and the merchant's library answers 200 with a receipt our decoder reads. Then the five bad
-// credentials of DESIGN §9 (a flipped signature byte, a wrong EIP-712 name or version, amount - 1, a reused nonce,
+// credentials (a flipped signature byte, a wrong EIP-712 name or version, amount - 1, a reused nonce,
 // an expired validBefore) are each REFUSED by the library and move no money: that refusal is what makes "the
 // official library accepts it" mean something.
 import test from 'ava';

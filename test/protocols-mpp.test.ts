@@ -338,7 +338,7 @@ test('the echoed request is the original string even when it is not canonical JS
 });
 
 // -------------------------------------------------------------------------------------------------------------
-// Choosing (DESIGN §7: method evm, intent charge, credential type authorization, no splits, allowlisted currency)
+// Choosing (router flow step 5, docs/architecture.md: method evm, intent charge, credential type authorization, no splits, allowlisted currency)
 
 function evmChallenge(
   over: { request?: Json; method?: string; intent?: string; expires?: string | undefined; id?: string } = {},

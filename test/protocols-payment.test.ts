@@ -1,4 +1,4 @@
-// Detection and the cross-protocol rule of DESIGN §7 "Choosing": `PAYMENT-REQUIRED` -> x402 v2, JSON body with
+// Detection and the cross-protocol rule (router flow step 5, docs/architecture.md): `PAYMENT-REQUIRED` -> x402 v2, JSON body with
 // `accepts` -> x402 v1, `WWW-Authenticate: Payment` -> MPP; x402 when fundable, else MPP, never both.
 import test from 'ava';
 import { privateKeyToAccount } from 'viem/accounts';

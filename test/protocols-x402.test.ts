@@ -1,4 +1,4 @@
-// x402 v1/v2 codecs and the choosing rules (DESIGN §7 "Choosing"), and byte-for-byte agreement of our credential
+// x402 v1/v2 codecs and the choosing rules (router flow step 5, docs/architecture.md), and byte-for-byte agreement of our credential
 // headers with the official clients' (x402@1.2.0 `createPaymentHeader`, @x402/core 2.27 `x402Client` +
 // @x402/evm `ExactEvmScheme` + `encodePaymentSignatureHeader`) for the same key, nonce and clock.
 import { x402Client } from '@x402/core/client';

@@ -1,4 +1,4 @@
-// Property tests for every parser of untrusted payment input (DESIGN §9; mppx Challenge.fuzz.test.ts habit): on
+// Property tests for every parser of untrusted payment input (after mppx's Challenge.fuzz.test.ts): on
 // hostile input no decoder throws — each answers `decoded` or `invalid` — and what we write reads back as written,
 // by our parsers and by the official libraries'. FUZZ_RUNS runs each (1,000 in `npm test`, 10,000 in test:fuzz).
 import { isDeepStrictEqual } from 'node:util';

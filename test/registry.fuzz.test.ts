@@ -1,4 +1,4 @@
-// Property tests for the registry's parsers of untrusted input (DESIGN §9): whatever the body, parsing either
+// Property tests for the registry's parsers of untrusted input: whatever the body, parsing either
 // succeeds with values that keep the invariants, or fails with the 400 envelope error; nothing else escapes.
 import test from 'ava';
 import fc from 'fast-check';

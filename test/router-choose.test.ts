@@ -1,4 +1,4 @@
-// Choosing across protocols for a delegation's currency (DESIGN §7 "Choosing": x402 if an option is fundable, else
+// Choosing across protocols for a delegation's currency (router flow step 5: x402 if an option is fundable, else
 // MPP), and the signed window of an x402 authorization under ROUTER_MAX_AUTH_TTL_SECS.
 import test from 'ava';
 import { encodeBase64 } from '../shared/protocols/encoding.js';

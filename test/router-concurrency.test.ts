@@ -1,4 +1,4 @@
-// Concurrency of router spends (DESIGN §7 steps 2, 3, 6; §9): many parallel paid routes against a cap that fits
+// Concurrency of router spends (router flow steps 2, 3 and 6, docs/architecture.md): many parallel paid routes against a cap that fits
 // exactly K payments, many parallel duplicates of one requestId, both through one proxy process and through TWO
 // proxy processes on one PostgreSQL; and the per-user in-flight limit (429) at its default.
 //

@@ -1,4 +1,4 @@
-// A mode B fee leg is earned by an answer the caller received (DESIGN §4): on the streaming proxy it settles once
+// A mode B fee leg is earned by an answer the caller received: on the streaming proxy it settles once
 // the paid body was relayed to its end, and a paid answer that breaks off after some bytes releases it (its cap
 // share given back, no fee moved). A leg nobody resolved (the recording failed, the proxy stopped mid-call) is
 // released by the admin's sweep once older than ROUTER_FEE_SWEEP_AFTER_SECS, exactly once.

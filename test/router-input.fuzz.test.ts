@@ -1,4 +1,4 @@
-// Hostile input to the router (DESIGN §9 "fuzz every parser of untrusted input"), through the real proxy:
+// Hostile input to the router (every parser of untrusted input has a property test, CONTRIBUTING.md), through the real proxy:
 // malformed 402s from a local merchant (invalid base64 PAYMENT-REQUIRED, wrong types, empty or 10,000 accepts,
 // a WWW-Authenticate of 12,000 backslashes) are 400 quickly, never 5xx, and nothing is paid; random route bodies
 // (fast-check) are always 4xx or 200, never 5xx. FUZZ_RUNS (default 200) sets the property's runs: each run is
@@ -18,7 +18,7 @@ import {
   scriptedMerchant,
 } from './support/router-fixtures.js';
 
-// DESIGN §9 asks for at least 1,000 runs in `npm test`: the HTTP property costs ~1.5 ms a run, so it keeps that.
+// CONTRIBUTING.md asks for at least 1,000 runs in `npm test`: the HTTP property costs ~1.5 ms a run, so it keeps that.
 const RUNS = Number(process.env.FUZZ_RUNS ?? 1000);
 const b64 = (v: unknown) => Buffer.from(typeof v === 'string' ? v : JSON.stringify(v)).toString('base64');
 const option = (i: number) => ({

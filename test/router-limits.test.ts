@@ -1,4 +1,4 @@
-// Limits of mode B that protect the proxy's memory and its users' concurrency slots (DESIGN §7): what POST
+// Limits of mode B that protect the proxy's memory and its users' concurrency slots: what POST
 // /router/route buffers of a merchant's answer (ROUTER_MAX_ROUTE_BODY_BYTES), JSON too deep to serialize again
 // (answers and request bodies), and request bodies that stall or trickle (ROUTER_REQUEST_BODY_TIMEOUT_MS -> 408).
 // The stack runs with small limits so that each case is quick.

@@ -1,4 +1,4 @@
-// Mode A end to end (DESIGN §7): POST /api/v1/router/payments mints a credential for requirements the caller
+// Mode A end to end: POST /api/v1/router/payments mints a credential for requirements the caller
 // fetched itself; the test attaches it to its own request and the official merchant library answers 200. Then
 // the settled record, the ledger listing (json, csv, filters) and the summary.
 import test from 'ava';

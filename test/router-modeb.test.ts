@@ -1,4 +1,4 @@
-// Mode B end to end (DESIGN §7 steps 1-8): POST /api/v1/router/route through the real proxy process against the
+// Mode B end to end (router flow steps 1-8, docs/architecture.md): POST /api/v1/router/route through the real proxy process against the
 // official-library merchants (test/support/merchants/), on SQLite and PostgreSQL. Each paid call is checked
 // against the record, the delegation's cap, its transaction rows and the internal token ledger.
 import { getAddress } from 'viem';
@@ -225,7 +225,7 @@ forEachDb(({ stack, test }) => {
     t.is(r.body.payment.settlement.recipient, getAddress(MERCHANT_MPP));
     const rows = await paymentRows(stack(), u.userId);
     t.is(rows.length, 1);
-    // x402 is paid when fundable (DESIGN §7 "Choosing"); mppx answers its x402 v2 credential.
+    // x402 is paid when fundable (router flow step 5, docs/architecture.md); mppx answers its x402 v2 credential.
     t.is(rows[0]?.protocol, 'x402');
     // mppx settles its x402 leg through the same settle hook: one settlement, one transfer.
     t.is(m.mpp.settled.filter((x) => x.from === u.walletAddress).length - mppBefore, 1);
@@ -399,7 +399,7 @@ forEachDb(({ stack, test }) => {
     t.is((await paymentRows(stack(), u.userId)).length, 0);
   });
 
-  test('fee arithmetic (DESIGN §4) on several prices, through real merchants', async (t) => {
+  test('fee arithmetic on several prices, through real merchants', async (t) => {
     const { u, delegationId } = await paidUser(100_000, 1_000_000_000n);
     const expected: Record<string, { fee: object; approxCents: string; spent: bigint }> = {
       '19': { fee: { bps: 0, amount: '0', cents: '0', capChargedCents: '1' }, approxCents: '1', spent: 1n },

@@ -1,4 +1,4 @@
-// The streaming variant of mode B (DESIGN §7 `/router/proxy`): ALL /api/v1/router/proxy and its alias
+// The streaming variant of mode B (`/router/proxy`): ALL /api/v1/router/proxy and its alias
 // /api/v1/proxy with the X-Router-* control headers, through the real proxy process.
 import test from 'ava';
 import { getAddress } from 'viem';
@@ -143,7 +143,7 @@ forEachDb(({ stack, test }) => {
     t.regex(id, /^[0-9a-f-]{36}$/);
     t.is(r.headers.get('x-router-payment-status'), 'Settled');
     t.regex(r.headers.get('x-router-tx-hash') ?? '', /^0x[0-9a-f]{64}$/);
-    // The fee leg settles once the body was relayed whole (DESIGN §4), just after the caller read its end.
+    // The fee leg settles once the body was relayed whole, just after the caller read its end.
     let row = await paymentRow(stack(), id);
     for (let i = 0; i < 50 && row?.feeStatus === 'reserved'; i += 1) {
       await new Promise((resolve) => setTimeout(resolve, 100));

@@ -1,4 +1,4 @@
-// Races around a payment's outcome (DESIGN §7 "Mode A" and step 8): the same txHash posted to
+// Races around a payment's outcome (mode A and router flow step 8, docs/architecture.md): the same txHash posted to
 // /router/payments/{id}/settled many times at once is a no-op for every one of them (any hex case); a mode B
 // payment its caller records /settled while the paid hop is still running keeps that status, and its fee leg is
 // still resolved exactly once; a payment to one's own wallet is refused unpaid, whatever the balance.

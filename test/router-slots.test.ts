@@ -1,4 +1,4 @@
-// The router's HTTP rules around a call (DESIGN §7 steps 1-3), on a stack whose users may have TWO calls in flight:
+// The router's HTTP rules around a call (router flow steps 1-3, docs/architecture.md), on a stack whose users may have TWO calls in flight:
 // a duplicate requestId waits for the first call's outcome without holding one of its user's slots; a JSON body
 // over BODY_LIMIT_BYTES is refused unread (413); a route `body` is sent as JSON unless the caller names its own
 // Content-Type; a wrong method gets 405 with the Allow header (RFC 9110 §15.5.6) and HEAD runs a GET route.

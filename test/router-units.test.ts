@@ -8,7 +8,7 @@ import { createConcurrencyLimiter } from '../shared/router/concurrency.js';
 import { computeFees, feeRecord } from '../shared/router/fees.js';
 import { bucketStart, paymentsCsv } from '../shared/router/payments.js';
 
-test('fees follow DESIGN §4 on several prices', (t) => {
+test('fees follow the fee rule on several prices', (t) => {
   // 0.01 USDC at 500 bps: fee 500 atomic; cap charge ceil(10,500 / 10,000) = 2 cents.
   t.deepEqual(feeRecord(computeFees(10_000n, 500, true), true), {
     bps: 500,

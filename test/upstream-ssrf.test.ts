@@ -1,4 +1,4 @@
-// SSRF table for the outbound module (DESIGN §7): every form below is refused by an upstream created without
+// SSRF table for the outbound module: every form below is refused by an upstream created without
 // allowPrivate (what ROUTER_ALLOW_PRIVATE_TARGETS unset gives the proxy), as a refusal (400 BCK.ROUTER.0001), and
 // no connection is made. A real TCP listener on 127.0.0.1 (and [::1] when the machine has it) counts accepted
 // connections, and the injected resolver maps every name to loopback, so any leak through the policy would land

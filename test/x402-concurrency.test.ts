@@ -1,4 +1,4 @@
-// Concurrent settles (DESIGN §9 "a concurrency test beside every spend"): the credit lots and the unique
+// Concurrent settles (every spend has a concurrency test): the credit lots and the unique
 // (permission, agentRequestId) key decide, so parallel settles never burn more than is held nor twice per id.
 import { Delegation, PlanOrder, TokenBalance, X402Settlement } from '../shared/db/entities/index.js';
 import { TOKEN_ADDRESS } from './support/registry-builders.js';

@@ -1,4 +1,4 @@
-// Property tests of the x402 access token decoder (DESIGN §9: every parser of untrusted input): whatever a
+// Property tests of the x402 access token decoder (every parser of untrusted input has one): whatever a
 // stranger sends, decodeToken answers `{ ok }` and never throws; what it accepts hashes without throwing; a
 // token it issued round-trips exactly. FUZZ_RUNS=10000 in `npm run test:fuzz`.
 import test from 'ava';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { wholeNumber } from '../../shared/text.js';
 
-/** Paged lists (interface "Limits" 1): page 1-based (default 1), offset = results per page (default 10). */
+/** Paged lists: page 1-based (default 1), offset = results per page (default 10). */
 export const MAX_PAGE_SIZE = 100;
 
 export const PageQuery = z.object({

@@ -1,4 +1,4 @@
-// Access endpoints (interface "Access", "Agents" initialize): parse -> call shared/credits -> map.
+// Access endpoints: parse -> call shared/credits -> map.
 import type { ApiKeyCaller } from '../../shared/auth/caller.js';
 import { API_KEY } from '../../shared/auth/route-access.js';
 import { accessToken, initializeAgentRequest } from '../../shared/credits/access.js';

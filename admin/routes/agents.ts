@@ -1,4 +1,4 @@
-// Agent registry endpoints (interface "Agents"): parse -> call shared/registry -> map.
+// Agent registry endpoints: parse -> call shared/registry -> map.
 import type { ApiKeyCaller } from '../../shared/auth/caller.js';
 import { API_KEY } from '../../shared/auth/route-access.js';
 import {

@@ -1,4 +1,4 @@
-// Credit endpoints (interface "Credits", "Plans" order/balance, "Agents" sub-tasks): parse -> call shared/credits
+// Credit endpoints: parse -> call shared/credits
 // -> map.
 import type { ApiKeyCaller } from '../../shared/auth/caller.js';
 import { API_KEY } from '../../shared/auth/route-access.js';

@@ -1,4 +1,4 @@
-// Spending delegations (interface "Delegations"): parse -> call shared/delegations -> map.
+// Spending delegations: parse -> call shared/delegations -> map.
 import { z } from 'zod';
 import type { ApiKeyCaller } from '../../shared/auth/caller.js';
 import { API_KEY } from '../../shared/auth/route-access.js';

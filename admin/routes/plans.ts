@@ -1,4 +1,4 @@
-// Plan registry endpoints (interface "Plans"): parse -> call shared/registry -> map. A planId that is not an
+// Plan registry endpoints: parse -> call shared/registry -> map. A planId that is not an
 // integer names no plan: 404 BCK.PROTOCOL.0003 (the credits routes' literal segments, `/mint`, `/redeem`, are
 // routes of other methods, so no request of these methods is meant for them).
 import type { ApiKeyCaller } from '../../shared/auth/caller.js';

@@ -1,4 +1,4 @@
-// x402 delegated permissions (interface "x402 permissions"): parse -> call shared/x402 -> map. Verify and settle
+// x402 delegated permissions: parse -> call shared/x402 -> map. Verify and settle
 // answer 201 with the facilitator result for anything well-formed; a body that is not even the right shape is a
 // 400, and settle's money refusals are envelopes (402 BCK.CREDITS.0003, 403 BCK.PROTOCOL.0062).
 import type { ApiKeyCaller } from '../../shared/auth/caller.js';

@@ -1,4 +1,4 @@
-// The streaming proxy's answers (DESIGN §7): a merchant's streamed body relayed to our caller, and a 402's body
+// The streaming proxy's answers: a merchant's streamed body relayed to our caller, and a 402's body
 // read whole for its requirements.
 import type { ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';

@@ -3,7 +3,7 @@ import type { ServiceContext } from '../context.js';
 import { ServiceWallet } from '../db/entities/index.js';
 
 /**
- * The operator wallet, created at first start (DESIGN §3); the default fee recipient of the router.
+ * The operator wallet, created at first start; the default fee recipient of the router.
  * Concurrent first starts race on the primary key; the loser reads the winner's row.
  */
 export async function ensureOperatorWallet(ctx: ServiceContext): Promise<string> {

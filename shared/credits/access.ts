@@ -1,4 +1,4 @@
-// Access tokens and agent-request initialization (DESIGN §5).
+// Access tokens and agent-request initialization.
 //
 //   GET  /protocol/token/{planId}/{agentId}        the subscriber asks for a token for (plan, agent)
 //   POST /protocol/agents/initialize/{agentId}     the agent's owner presents it before serving a call

@@ -1,4 +1,4 @@
-// GET /protocol/plans/{planId}/balance/{holderAddress} (DESIGN §5).
+// GET /protocol/plans/{planId}/balance/{holderAddress}.
 import type { ServiceContext } from '../context.js';
 import { User } from '../db/entities/index.js';
 import { AppError } from '../errors/app-error.js';

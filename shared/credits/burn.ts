@@ -1,5 +1,5 @@
 // Burning credits against an initialized agent request: POST /protocol/plans/redeem and
-// POST /protocol/agent-sub-tasks (DESIGN §5). One burn is ONE transaction, in this order:
+// POST /protocol/agent-sub-tasks. One burn is ONE transaction, in this order:
 //   1. insert the credit_burn row: unique (agentRequestId, burnKey) makes each burn happen once, and on SQLite
 //      the first statement being a write takes the database write lock at once;
 //   2. `burned = burned + x` on the agent request, only while it stays within maxCredits (row count checked);

@@ -1,4 +1,4 @@
-// Does a called endpoint belong to an agent? (DESIGN §5, initialize.) The agent registers endpoints as
+// Does a called endpoint belong to an agent? (POST /protocol/agents/initialize) The agent registers endpoints as
 // `{ VERB: url }` objects; a registered path segment `:name` matches any single non-empty segment, everything else
 // must match exactly: scheme, host and port (after WHATWG URL normalisation, so `HTTPS://Host:443` equals
 // `https://host`), every other path segment, the query string and the fragment.

@@ -1,6 +1,6 @@
 // Plans and agents as the credit services see them (read straight from the registry entities).
 //
-// Visibility (DESIGN §5): a listed object, or one of the caller's own. For plans one more case: a holder of the
+// Visibility: a listed object, or one of the caller's own. For plans one more case: a holder of the
 // plan's credits still sees an unlisted plan, because "subscribers keep spending credits they hold" (interface,
 // listing-flag table) and spending needs an access token for the plan.
 import { Agent, AgentPlan, Plan } from '../db/entities/index.js';
@@ -79,7 +79,7 @@ export async function visibleAgentOr404(em: Em, agentId: string, caller: ActingU
   return agent;
 }
 
-/** An agent the caller owns; another user's agent is a 404, as if it did not exist (DESIGN §5). */
+/** An agent the caller owns; another user's agent is a 404, as if it did not exist. */
 export async function ownedAgentOr404(em: Em, agentId: string, caller: ActingUser): Promise<AgentRow> {
   const agent = await em.findOne(Agent, { id: agentId });
   if (agent === null || agent.ownerId !== caller.userId) throw agentNotFound(agentId);

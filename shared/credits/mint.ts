@@ -1,4 +1,4 @@
-// POST /protocol/plans/mint and /protocol/plans/mintExpirable: the plan owner grants credits (DESIGN §5).
+// POST /protocol/plans/mint and /protocol/plans/mintExpirable: the plan owner grants credits.
 import type { ServiceContext } from '../context.js';
 import { toWire } from '../money.js';
 import type { ActingUser } from '../auth/caller.js';

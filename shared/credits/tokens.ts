@@ -1,4 +1,4 @@
-// Access tokens and redeem proofs: ES256 JWTs signed by the service (DESIGN §3, §5). The audience keeps the two
+// Access tokens and redeem proofs: ES256 JWTs signed by the service. The audience keeps the two
 // kinds apart, so a proof can never be replayed as an access token or the other way round.
 import { decodeJwt } from 'jose';
 import { z } from 'zod';

@@ -1,4 +1,4 @@
-// Secrets at rest (DESIGN §3): AES-256-GCM under a key derived with HKDF-SHA256 from SECRETS_KEY.
+// Secrets at rest: AES-256-GCM under a key derived with HKDF-SHA256 from SECRETS_KEY.
 // Unset SECRETS_KEY (sandbox only): a random one is created once in DATA_DIR with an exclusive create, so
 // processes starting together agree on the same file.
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';

@@ -75,7 +75,7 @@ export async function openDb(database: Config['database'], opts: OpenDbOptions =
       },
     })) as unknown as Orm;
     // Several processes share one file: WAL lets readers run beside one writer, and the busy timeout makes a
-    // writer wait for the lock instead of failing with SQLITE_BUSY (STACK.md "MikroORM 7").
+    // writer wait for the lock instead of failing with SQLITE_BUSY.
     const native = (await orm.em.getConnection().getNativeClient()) as NativeSqlite & { pragma(s: string): unknown };
     native.pragma('journal_mode = WAL');
     native.pragma('busy_timeout = 10000');

@@ -26,7 +26,7 @@ export interface SqlTx {
 export interface SqlRunner {
   readonly dialect: Dialect;
   /**
-   * Runs `work` in one transaction (SQLite: BEGIN IMMEDIATE, DESIGN §4) and commits, or rolls back if it throws.
+   * Runs `work` in one transaction (SQLite: BEGIN IMMEDIATE) and commits, or rolls back if it throws.
    * `work` must only run statements on `tx`: no other I/O, and no nested `transaction()` (it would wait for
    * the lock the caller holds). Transactions given the same `serializeOn` key (e.g. the delegation they
    * charge) run one after another in this process (see postgresRunner).

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { type ErrorCode, catalogue } from './catalogue.js';
 
-/** Fields of the error envelope (service-interface "Error envelope"). */
+/** Fields of the error envelope (the error envelope every 4xx/5xx carries, README "Errors"). */
 export interface ErrorEnvelope {
   code: string;
   httpStatus: number;

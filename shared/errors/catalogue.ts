@@ -1,6 +1,6 @@
 // The one error catalogue. Every code the service can put on the wire is listed here, with its HTTP status,
 // category and whether a retry can help. Codes have the interface's form BCK.<AREA>.<4 digits>; framework-level
-// errors use BCK.HTTP.<status as 4 digits> (DESIGN §8).
+// errors use BCK.HTTP.<status as 4 digits>.
 
 export type ErrorCategory = 'auth' | 'integration' | 'validation' | 'payment' | 'not_found' | 'conflict' | 'internal';
 

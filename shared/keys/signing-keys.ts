@@ -1,4 +1,4 @@
-// The service's ES256 signing keys (DESIGN §3). Private halves are sealed in the database; public halves are
+// The service's ES256 signing keys. Private halves are sealed in the database; public halves are
 // published at {host_url}/.well-known/jwks.json. A key is published before it signs and stays published while
 // tokens it signed can still be valid.
 import { randomUUID } from 'node:crypto';

@@ -5,7 +5,7 @@
 // - `signAuthorization`: the EIP-712 digest with the domain separator cached per token and chain, then native
 //   libsecp256k1 (`secp256k1` N-API addon). Measured on this machine: ~0.11-0.17 ms per signature; viem
 //   `hashTypedData` + native is ~0.26-0.33 ms (hashing, with its validation and type walking, is most of it) and
-//   viem's pure-JS signer ~0.8-1.4 ms (STACK.md "Measured costs"). Signing decides paid-route throughput, so this
+//   viem's pure-JS signer ~0.8-1.4 ms (BENCHMARKS.md). Signing decides paid-route throughput, so this
 //   is the router's path.
 // - `signAuthorizationViem`: viem `signTypedData`, the reference the tests compare against; `authorizationDigest`
 //   is viem `hashTypedData`, the reference for the cached digest.

@@ -1,4 +1,4 @@
-// Detect, choose and pay a merchant's 402 in one place (DESIGN §7 "Choosing", router steps 5 and 7), framework
+// Detect, choose and pay a merchant's 402 in one place (router flow step 5, docs/architecture.md), framework
 // free: the router hands over header access and the body text, and gets back either what to pay or why nothing
 // can be paid, then the credential header to re-send with and the settlement facts for the payment record.
 //
@@ -132,7 +132,7 @@ export function choosePayment(answer: UpstreamAnswer, o: PaymentChooseOptions): 
   return noChoice(rejected, what);
 }
 
-/** The facts of the payment record (service-interface "Router payment record": settlement, credential). */
+/** The facts of the payment record (the router payment record's `settlement` and `credential` fields). */
 export interface PaymentCredential {
   readonly protocol: 'x402' | 'mpp';
   readonly x402Version: 1 | 2 | undefined;

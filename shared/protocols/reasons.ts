@@ -1,5 +1,5 @@
 // Why an offered payment option cannot be funded: machine-readable reasons in one place (coinbase/x402
-// mechanisms/evm/.../errors.ts habit), each with the catalogue code the router answers with (DESIGN §7 "Choosing":
+// mechanisms/evm/.../errors.ts habit), each with the catalogue code the router answers with (router flow step 5 in docs/architecture.md:
 // nothing fundable -> 400 BCK.ROUTER.0001 naming why; an EIP-712 domain other than ours -> 400 BCK.ROUTER.0012).
 import type { ErrorCode } from '../errors/catalogue.js';
 

@@ -55,7 +55,7 @@ export type PaymentRequiredV2 = z.infer<typeof PaymentRequiredV2>;
 
 /**
  * An `exact` EVM option the router can fund, v1 or v2 field names: v1 says `maxAmountRequired`, v2 `amount`
- * (the mode A body may carry either: service-interface "Mint payment credential").
+ * (the mode A body may carry either: POST /router/payments).
  */
 export const ExactEvmOption = z.looseObject({
   scheme: z.literal('exact'),

@@ -1,4 +1,4 @@
-// x402 v1 and v2 for the router: decode a merchant's 402, choose the option to fund (DESIGN §7 "Choosing"),
+// x402 v1 and v2 for the router: decode a merchant's 402, choose the option to fund (router flow step 5, docs/architecture.md),
 // build the authorization to sign and the credential header, and read the settlement receipt.
 //
 // Wire references (read in the installed libraries, which are what merchants run):
@@ -119,7 +119,7 @@ export function decodePaymentRequiredV2(header: string): Decoded<PaymentRequired
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// Choosing (DESIGN §7 "Choosing")
+// Choosing (router flow step 5, docs/architecture.md)
 
 export interface X402ChooseOptions {
   readonly environment: Environment;
@@ -215,7 +215,7 @@ function judge(index: number, raw: unknown, o: X402ChooseOptions): Judged {
   const asset = network.assets.find((a) => a.address.toLowerCase() === opt.asset.toLowerCase());
   if (asset === undefined) return reject(ChoiceReason.unknownAsset, `asset ${opt.asset} on ${network.caip2}`);
   // The EIP-712 domain is part of what is signed: a name or version other than the token's own makes a signature
-  // the token rejects (STACK.md: Base USDC is "USD Coin"/"2", Base Sepolia USDC "USDC"/"2").
+  // the token rejects (Base USDC is "USD Coin"/"2", Base Sepolia USDC "USDC"/"2").
   const name = opt.extra?.name;
   const version = opt.extra?.version;
   if (name !== asset.eip712.name || version !== asset.eip712.version) {
@@ -428,7 +428,7 @@ const TX_HASH = /^0x[0-9a-fA-F]{64}$/;
 
 /**
  * Reads `PAYMENT-RESPONSE` (v2) or `X-PAYMENT-RESPONSE` (v1). A malformed receipt is `invalid` and leaves the
- * payment `Issued` (DESIGN §7 step 8); it never throws.
+ * payment `Issued` (router flow step 8, docs/architecture.md); it never throws.
  */
 export function decodeX402Receipt(header: string): Decoded<X402Receipt> {
   if (header.length > MAX_HEADER_CHARS) return invalid('receipt header too long');

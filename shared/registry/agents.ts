@@ -1,4 +1,4 @@
-// Agent registry (DESIGN §5): create, read (listed or own), update and list/unlist (owner only; anyone else gets
+// Agent registry: create, read (listed or own), update and list/unlist (owner only; anyone else gets
 // the same 404 as for an agent that does not exist), and attaching the owner's plans to the owner's agents.
 import { randomBytes } from 'node:crypto';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';

@@ -1,4 +1,4 @@
-// Plan registry (DESIGN §5): create, read (listed or own), update and list/unlist (owner only; anyone else gets
+// Plan registry: create, read (listed or own), update and list/unlist (owner only; anyone else gets
 // the same 404 as for a plan that does not exist), and the agents a plan is attached to.
 import type { ServiceContext } from '../context.js';
 import { Agent, AgentPlan, Plan } from '../db/entities/index.js';
@@ -19,7 +19,7 @@ export function requirePlanId(value: string | undefined): number {
   return id;
 }
 
-/** Visible to the caller: listed, or the caller's own (DESIGN §5). */
+/** Visible to the caller: listed, or the caller's own. */
 const visibleTo = (callerId: string) => ({ $or: [{ listed: true }, { ownerId: callerId }] });
 
 const priceColumns = (p: PriceConfig) => ({

@@ -1,4 +1,4 @@
-// Slug catalog (DESIGN §7): `slug` names an upstream base URL the caller never sees; `path` is appended
+// Slug catalog: `slug` names an upstream base URL the caller never sees; `path` is appended
 // segment by segment and may not climb out of the base (interface Errors rule 2).
 import { z } from 'zod';
 import type { ServiceContext } from '../context.js';

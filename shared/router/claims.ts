@@ -1,4 +1,4 @@
-// In-process idempotency claims on (user, requestId) (DESIGN §7 step 3), mppx Store.tryClaim-style: a
+// In-process idempotency claims on (user, requestId) (router flow step 3, docs/architecture.md), mppx Store.tryClaim-style: a
 // concurrent duplicate in the same process is refused without touching the merchant or the database. It waits
 // only for the first request's paymentId (known once the durable claim is in), so its 409 can name it. The
 // database's unique (user_id, request_id) key stays the durable claim across processes.

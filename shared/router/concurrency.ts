@@ -1,4 +1,4 @@
-// Per-user concurrency limit of router calls (ROUTER_MAX_CONCURRENT_PER_USER, DESIGN §7 step 2).
+// Per-user concurrency limit of router calls (ROUTER_MAX_CONCURRENT_PER_USER, router flow step 2 in docs/architecture.md).
 export interface ConcurrencyLimiter {
   /** A release function, or undefined when the user is at the limit (429 BCK.ROUTER.0007). */
   acquire(userId: string): (() => void) | undefined;

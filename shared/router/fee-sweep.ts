@@ -1,4 +1,4 @@
-// Fee legs left reserved (DESIGN §4). A mode B payment's fee leg is settled or released when its answer is recorded
+// Fee legs left reserved. A mode B payment's fee leg is settled or released when its answer is recorded
 // (pay.ts finishPayment / finishFeeLeg). If that never happens (the recording failed on a database error after the
 // merchant answered, or the proxy stopped mid-call), the leg would hold its share of the delegation's cap for
 // ever. The admin process releases such legs once they are older than any paid call can last

@@ -1,4 +1,4 @@
-// The routing fee and the cap charge (DESIGN §4). x402 pays a fee leg of floor(merchant x bps / 10,000) on top
+// The routing fee and the cap charge. x402 pays a fee leg of floor(merchant x bps / 10,000) on top
 // of the merchant price; MPP pays the merchant leg only. Cents round up (the cap is never undercharged), the fee
 // rounds down (the buyer is never overcharged). A fee that floors to 0 is dropped.
 import { atomicToCentsCeil, feeFloor, toWire } from '../money.js';

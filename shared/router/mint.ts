@@ -1,5 +1,5 @@
 // Mode A (POST /router/payments): mint a payment credential for requirements the caller fetched itself
-// (DESIGN §7: steps 1, 3, 5-7 without calling the merchant).
+// (router flow steps 1, 3, 5-7 of docs/architecture.md, without calling the merchant).
 import type { ApiKeyCaller } from '../auth/caller.js';
 import { AppError } from '../errors/app-error.js';
 import { MAX_JSON_DEPTH, exceedsJsonDepth } from '../protocols/json-depth.js';

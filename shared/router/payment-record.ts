@@ -1,4 +1,4 @@
-// The router payment record on the wire (interface "Router payment record").
+// The router payment record on the wire.
 import { toWire } from '../money.js';
 import { type Fees, feeRecord } from './fees.js';
 

@@ -1,4 +1,4 @@
-// Router payment rows: the durable claim (DESIGN §7 step 6), state changes, the ledger listing and summary.
+// Router payment rows: the durable claim (router flow step 6, docs/architecture.md), state changes, the ledger listing and summary.
 import type { InferEntity } from '@mikro-orm/core';
 import type { ServiceContext } from '../context.js';
 import { raw } from '@mikro-orm/sql';
@@ -44,7 +44,7 @@ const INSERT_PAYMENT = `insert into router_payment (${PAYMENT_COLUMNS.join(', ')
 
 /**
  * Inserts the payment row inside the issuance transaction. The unique (user_id, request_id) key is the durable
- * claim (DESIGN §7 step 6): a duplicate from any process fails the insert (`isUniqueViolation`).
+ * claim (router flow step 6, docs/architecture.md): a duplicate from any process fails the insert (`isUniqueViolation`).
  */
 export async function insertPaymentIn(tx: SqlTx, r: NewPayment, now: Date): Promise<void> {
   await tx.run(INSERT_PAYMENT, [
@@ -118,7 +118,7 @@ export async function resolveFeeIn(
 
 /**
  * Releases a reserved fee leg inside the caller's transaction: fee_status to `released` (once: false if it was no
- * longer reserved) and its cap share given back (DESIGN §4). The one release of a fee leg, for the paid call's
+ * longer reserved) and its cap share given back. The one release of a fee leg, for the paid call's
  * outcome (pay.ts) and for the sweep of legs nobody resolved (fee-sweep.ts).
  */
 export async function releaseFeeLegIn(

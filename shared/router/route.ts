@@ -1,4 +1,4 @@
-// Mode B (POST /router/route): call the merchant, pay its 402 and relay the answer (DESIGN §7 steps 1-8).
+// Mode B (POST /router/route): call the merchant, pay its 402 and relay the answer (router flow steps 1-8, docs/architecture.md).
 import type { ApiKeyCaller } from '../auth/caller.js';
 import { AppError } from '../errors/app-error.js';
 import { exceedsJsonDepth } from '../protocols/json-depth.js';
@@ -58,7 +58,7 @@ function responseOrThrow(
       { reason: r.reason, limitBytes: limit },
     );
   }
-  // A slug's upstream is never shown (DESIGN §7): the outbound module's reasons name hosts and addresses.
+  // A slug's upstream is never shown: the outbound module's reasons name hosts and addresses.
   throw slug === undefined ? upstreamAppError(r) : slugUpstreamError(r, slug);
 }
 
@@ -69,7 +69,7 @@ export async function targetUrl(rc: RouterContext, body: Pick<RouteBody, 'url' |
 }
 
 /**
- * DESIGN §7 step 2: one of the user's ROUTER_MAX_CONCURRENT_PER_USER slots (429 BCK.ROUTER.0007 when none is
+ * router flow step 2 (docs/architecture.md): one of the user's ROUTER_MAX_CONCURRENT_PER_USER slots (429 BCK.ROUTER.0007 when none is
  * free), taken before the request body is read, so a user's parallel uploads are bounded too. The function gives
  * it back (once; later calls do nothing).
  */

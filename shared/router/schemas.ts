@@ -1,4 +1,4 @@
-// Bodies of the router endpoints (interface "Router"), validated at the boundary. Strings are text.ts's (bounded;
+// Bodies of the router endpoints, validated at the boundary. Strings are text.ts's (bounded;
 // a control character or an unpaired surrogate is a 400 naming the field), except what the router forwards to the
 // merchant as it is: `body` (any JSON) and header values, which the outbound module checks as header values.
 import { z } from 'zod';
@@ -51,7 +51,7 @@ export const RouteBody = z
     message: 'exactly one of url and slug is required',
     path: ['url'],
   })
-  // Step 1 (DESIGN §7): an unsafe path is refused up front, whatever it would be appended to.
+  // Step 1: an unsafe path is refused up front, whatever it would be appended to.
   .refine((b) => b.path === undefined || safePathSegments(b.path) !== undefined, {
     message: 'must be plain path segments (no //, @, .., \\ or absolute URL)',
     path: ['path'],

@@ -1,4 +1,4 @@
-// The sandbox settlement backend (DESIGN §7, ledger mode): an internal double-entry token ledger per
+// The sandbox settlement backend (ledger mode): an internal double-entry token ledger per
 // (address, asset). Every movement is a conditional UPDATE on the payer (balance >= amount, affected rows
 // checked) plus an upsert on the payee, and two append-only journal rows whose deltas sum to zero.
 import { uuidv7 } from '../ids.js';

@@ -1,4 +1,4 @@
-// The one outbound-HTTP client of the project (DESIGN §2, §7 "Outbound module"). Everything that calls a
+// The one outbound-HTTP client of the project. Everything that calls a
 // merchant on a user's behalf goes through an Upstream: URL policy, method policy and header hygiene before
 // anything is sent; address checks at connect time (guarded-connect.ts); redirects never followed (undici's
 // dispatch has no redirect handling unless an interceptor is added, and none is); timeouts and byte caps.

@@ -110,7 +110,7 @@ const MAX_CREDENTIAL_NAME = 64;
  * fields, cookie, forwarded, ... above), our own `x-router-*` / forgeable `x-forwarded-*` prefixes, or a
  * `content-*` field (representation metadata of the body, RFC 9110 §8: the credential would replace the caller's
  * Content-Type) is refused. The router checks this while CHOOSING what to pay, before any payment is issued, so a
- * refused name never costs money (DESIGN §7 step 5).
+ * refused name never costs money (router flow step 5, docs/architecture.md).
  */
 export function credentialHeaderRefusal(name: string): string | undefined {
   if (name.length === 0 || name.length > MAX_CREDENTIAL_NAME || !TOKEN.test(name))

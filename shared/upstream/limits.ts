@@ -1,4 +1,4 @@
-// Limits of one outbound call, with the defaults of DESIGN §7 (the proxy passes the ROUTER_* settings). Checked
+// Limits of one outbound call, with their defaults (the proxy passes the ROUTER_* settings). Checked
 // when an upstream is created, so a bad value fails at start and names the option.
 import { z } from 'zod';
 

@@ -1,4 +1,4 @@
-// How an outbound call that ended without an answer reaches the wire (DESIGN §7): a policy refusal is the
+// How an outbound call that ended without an answer reaches the wire: a policy refusal is the
 // caller's request being unroutable, or the merchant's answer being one we will not take (body or headers over a
 // limit): 400 BCK.ROUTER.0001, the reason in details, since sending it again meets the same answer. A failure to
 // reach the merchant is a bad gateway (502, retryable). Reasons are ours, never exception text, so they are safe

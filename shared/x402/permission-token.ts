@@ -1,4 +1,4 @@
-// The x402 access token of a delegated permission (DESIGN §6): base64 JSON of the interface's shape, signed
+// The x402 access token of a delegated permission: base64 JSON of the interface's shape, signed
 // with EIP-712 by the subscriber's custodial wallet. The permission hash is the typed-data hash, so any change
 // to a signed field (plan, scheme, network, agent, verb, resource, owner, nonce) names no permission at all.
 import { type Hex, hashTypedData, recoverTypedDataAddress } from 'viem';

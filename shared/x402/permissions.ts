@@ -1,6 +1,6 @@
-// Delegated x402 permissions (interface "x402 permissions", DESIGN §6): create, list, read, revoke.
+// Delegated x402 permissions: create, list, read, revoke.
 //
-// Creating a permission is a checkout (DESIGN §5): an unlisted plan is refused with 403 BCK.PROTOCOL.0062. The
+// Creating a permission is a checkout: an unlisted plan is refused with 403 BCK.PROTOCOL.0062. The
 // subscriber must be able to pay for what the permission will spend: credits of the plan in its wallet now, or
 // a delegation that can pay for one order of the plan (402 BCK.CREDITS.0003 otherwise). The token is signed
 // with EIP-712 by the subscriber's custodial wallet; its typed-data hash is the permissionHash, so the row and

@@ -1,4 +1,4 @@
-// POST /x402/verify (DESIGN §6): may this x402 access token pay `maxAmount` credits for this request? Never
+// POST /x402/verify: may this x402 access token pay `maxAmount` credits for this request? Never
 // consumes anything (no burn, no reserve, no order). Answers with the x402 facilitator's naming:
 // `{ isValid, invalidReason?, invalidMessage?, payer?, network? }`.
 //

@@ -1,4 +1,4 @@
-// Request schemas of the x402 permission endpoints (interface "x402 permissions"): every body and query is
+// Request schemas of the x402 permission endpoints: every body and query is
 // parsed here, once, before a service sees it.
 //
 // Verify and settle are lenient about `paymentRequired.accepts[]`: a merchant's 402 may offer other schemes

@@ -1,4 +1,4 @@
-// Every data test runs on SQLite and PostgreSQL (DESIGN §9). Each test file gets its own database, created
+// Every data test runs on SQLite and PostgreSQL. Each test file gets its own database, created
 // here and dropped by the returned cleanup, so files run in parallel. In CI (CI=true) PostgreSQL is mandatory;
 // locally a missing server is a loud skip.
 import { randomBytes } from 'node:crypto';

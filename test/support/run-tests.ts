@@ -1,5 +1,5 @@
 // Runs ava with TAP and prints the plain closing line CI reads: `N passed, N failed, N skipped`.
-// ava's own TAP footer counts test.todo as failed, so lines are counted here (STACK.md "ava").
+// ava's own TAP footer counts test.todo as failed, so lines are counted here.
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 

@@ -1,6 +1,6 @@
 import { defineEntity, p } from '@mikro-orm/core';
 
-/** A user: an email and a custodial buyer wallet whose key is stored encrypted (DESIGN §3). */
+/** A user: an email and a custodial buyer wallet whose key is stored encrypted. */
 export const User = defineEntity({
   name: 'User',
   tableName: 'app_user',
@@ -37,7 +37,7 @@ export const SigningKey = defineEntity({
     kid: p.string().primary(),
     publicJwk: p.text(),
     privateKeyEnc: p.text(),
-    /** Signs from this instant on; published before that (DESIGN §3 rotation). */
+    /** Signs from this instant on; published before that (key rotation: verifiers must already know a key when it starts signing). */
     activatesAt: p.datetime(),
     /** Stops signing; stays published until tokens it signed have expired. */
     retiresAt: p.datetime().nullable(),

@@ -2,7 +2,7 @@ import { defineEntity, p } from '@mikro-orm/core';
 import { Int64Type } from '../int64-type.js';
 
 /**
- * A capped, expiring spending authority (DESIGN §6). Stored status is Active or Revoked; Expired and Exhausted
+ * A capped, expiring spending authority. Stored status is Active or Revoked; Expired and Exhausted
  * are derived on read from expiresAt and the spent amount, so no job has to flip them.
  */
 export const Delegation = defineEntity({

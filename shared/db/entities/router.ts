@@ -2,8 +2,8 @@ import { defineEntity, p } from '@mikro-orm/core';
 import { Int64Type } from '../int64-type.js';
 
 /**
- * The router payment record (interface "Router payment record"). The unique (userId, requestId) key is the
- * durable idempotency claim of DESIGN §7 step 6. Amounts are atomic units of `asset`; cents are the cap charge.
+ * The router payment record. The unique (userId, requestId) key is the
+ * durable idempotency claim of router flow step 6 (docs/architecture.md). Amounts are atomic units of `asset`; cents are the cap charge.
  */
 export const RouterPayment = defineEntity({
   name: 'RouterPayment',

@@ -1,7 +1,7 @@
 import { defineEntity, p } from '@mikro-orm/core';
 import { Int64Type } from '../int64-type.js';
 
-/** Sandbox settlement backend: balance per (address, asset) in atomic units (DESIGN §7, ledger mode). */
+/** Sandbox settlement backend: balance per (address, asset) in atomic units (sandbox ledger mode). */
 export const TokenBalance = defineEntity({
   name: 'TokenBalance',
   tableName: 'token_balance',

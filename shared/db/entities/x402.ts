@@ -1,7 +1,7 @@
 import { defineEntity, p } from '@mikro-orm/core';
 import { Int64Type } from '../int64-type.js';
 
-/** A delegated x402 permission (DESIGN §6); the primary key is the EIP-712 typed-data hash. */
+/** A delegated x402 permission; the primary key is the EIP-712 typed-data hash. */
 export const X402Permission = defineEntity({
   name: 'X402Permission',
   tableName: 'x402_permission',

@@ -1,7 +1,7 @@
 // `Payment-Receipt` (draft-ietf-httpauth-payment §5.3; mppx Receipt.ts): base64url of JSON
 // `{method, reference, status: "success", timestamp, externalId?, ...}`. For the `evm` method `reference` is the
 // settlement transaction hash. Failures are not receipts (they are a 402 with Problem Details), so a receipt
-// that does not parse leaves the payment `Issued` (DESIGN §7 step 8). Never throws.
+// that does not parse leaves the payment `Issued` (router flow step 8, docs/architecture.md). Never throws.
 import type { Hex } from 'viem';
 import { z } from 'zod';
 import { type Decoded, decodeBase64Url, decoded, invalid, parseJson } from '../encoding.js';
