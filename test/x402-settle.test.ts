@@ -167,6 +167,22 @@ forEachDb(({ stack, test }) => {
     t.deepEqual(rows.map((r) => r.agentRequestId).sort(), ['req-1', 'req-2', 'req-3']);
   });
 
+  test('usedCredits saturates at the 64-bit maximum: a valid burn never fails on the statistic', async (t) => {
+    const s = await seller(stack());
+    const sub = await stack().user();
+    await mint(s.user.api, s.plan.planId, sub.walletAddress, 10);
+    const p = await permission(sub.api, { planId: s.plan.planId });
+    const max = 9_223_372_036_854_775_807n;
+    await stack()
+      .ctx.db.em()
+      .nativeUpdate(X402Permission, { permissionHash: p.permissionHash }, { usedCredits: max - 1n });
+    const x = calls(s.user.api, p.x402AccessToken, paymentRequired({ planId: s.plan.planId }));
+    const settled = await x.settle('req-max', '3');
+    t.is(settled.status, 201, JSON.stringify(settled.body));
+    t.like(settled.body, { success: true, creditsRedeemed: '3', remainingBalance: '7' });
+    t.is((await sub.api.get(`/x402/permissions/${p.permissionHash}`)).body.usedCredits, max.toString());
+  });
+
   test('erc4337 auto-order: reserves on the delegation, the wallet pays the plan, then burns', async (t) => {
     const s = await seller(stack()); // 1 USDC (100 cents) for 10 credits, paid to testAddress(0xbeef)
     const sub = await stack().user();
