@@ -4,17 +4,16 @@ import { dirname } from 'node:path';
 import { Migrator } from '@mikro-orm/migrations';
 import type { Pool } from 'pg';
 import { MikroORM as PostgresORM } from '@mikro-orm/postgresql';
-import type { AbstractSqlDriver, SqlEntityManager, MikroORM as SqlMikroORM } from '@mikro-orm/sql';
+import type { AbstractSqlDriver, MikroORM as SqlMikroORM } from '@mikro-orm/sql';
 import { MikroORM as SqliteORM } from '@mikro-orm/sqlite';
 import type { Config } from '../../config/index.js';
 import { entities } from './entities/index.js';
 import { postgresqlMigrations } from './migrations/postgresql/index.js';
 import { sqliteMigrations } from './migrations/sqlite/index.js';
-import { type NativeSqlite, type SqlRunner, postgresRunner, sqliteRunner } from './sql.js';
+import { type Dialect, type Em, type NativeSqlite, type SqlRunner, postgresRunner, sqliteRunner } from './sql.js';
 
-export type Dialect = 'sqlite' | 'postgresql';
+export type { Dialect, Em };
 export type Orm = SqlMikroORM<AbstractSqlDriver>;
-export type Em = SqlEntityManager;
 
 export interface Db {
   readonly orm: Orm;

@@ -5,11 +5,15 @@
 // new text that better-sqlite3 prepares again and PostgreSQL parses and plans again. Here the text is fixed and
 // the values are bound: SQLite keeps one prepared statement per text, PostgreSQL one named statement per text
 // and connection.
-import { SqlitePlatform } from '@mikro-orm/sql';
+import { type SqlEntityManager, SqlitePlatform } from '@mikro-orm/sql';
 import { CompiledQuery, type Kysely, type Transaction } from 'kysely';
 import type { Pool, PoolClient } from 'pg';
 import { keyedSerializer } from '../serial.js';
-import type { Dialect, Em } from './orm.js';
+
+/** The two databases the service runs on. */
+export type Dialect = 'sqlite' | 'postgresql';
+/** An entity manager of either database (both drivers are MikroORM's SQL drivers). */
+export type Em = SqlEntityManager;
 
 export type SqlValue = string | number | bigint | Date | null;
 export type SqlRow = Record<string, unknown>;
