@@ -1,6 +1,7 @@
 // The proxy's request-target parser (proxy/http/request-target.ts) takes plain paths as they are and sends the
-// rest to the WHATWG parser. Property: whatever the target, the pathname it routes on is the one WHATWG gives
-// (so no path routes differently for skipping the parser), and it never throws.
+// rest to the WHATWG parser. Property: whatever the target, the pathname it routes on is the one WHATWG gives for
+// it as a path under the proxy's base (so no path routes differently for skipping the parser, and `//x/...` is a
+// path, not a host), and it never throws.
 import test from 'ava';
 import fc from 'fast-check';
 import { targetOf } from '../proxy/http/request-target.js';
@@ -20,7 +21,7 @@ const pathLike = fc
 test('targetOf routes on the pathname WHATWG gives, for plain and hostile targets alike', (t) => {
   fc.assert(
     fc.property(fc.oneof(pathLike, fc.string({ maxLength: 40 })), (raw) => {
-      const whatwg = URL.parse(raw, BASE);
+      const whatwg = raw.startsWith('/') ? URL.parse(`${BASE}${raw}`) : URL.parse(raw, BASE);
       const ours = targetOf(raw);
       if (whatwg === null) return ours === undefined;
       return ours !== undefined && ours.pathname === whatwg.pathname && ours.url().href === whatwg.href;
@@ -37,4 +38,11 @@ test('targetOf: the plain router paths are taken as they are, the query is parse
   t.is(targetOf('/api/v1/router/../router/proxy')?.pathname, '/api/v1/router/proxy');
   t.is(targetOf('/api/v1/%72outer/proxy')?.pathname, '/api/v1/%72outer/proxy');
   t.is(targetOf('/')?.pathname, '/');
+});
+
+test('targetOf: an empty first segment is part of the path, not a host', (t) => {
+  t.is(targetOf('//evil.example/api/v1/router/route')?.pathname, '//evil.example/api/v1/router/route');
+  t.is(targetOf('//api/v1/router/route?x=1')?.url().pathname, '//api/v1/router/route');
+  t.is(targetOf('/\\evil/api/v1/router/route')?.pathname, '//evil/api/v1/router/route');
+  t.is(targetOf('http://other.example/api/v1/router/route')?.pathname, '/api/v1/router/route');
 });
