@@ -4,6 +4,7 @@
 // nothing; a malformed key is 400; the stored answer is sealed; expired rows are purged.
 import { randomUUID } from 'node:crypto';
 import { getAddress } from 'viem';
+import { buildAdminApp } from '../admin/app.js';
 import { sha256Hex } from '../shared/crypto/hashing.js';
 import { abandon, claim, complete, keyHashOf, purgeExpired } from '../shared/idempotency/store.js';
 import { faucet } from '../shared/settlement/token-ledger.js';
@@ -43,6 +44,21 @@ function isError(
 }
 
 forEachDb(({ stack, test }) => {
+  test('the routes declared idempotent are exactly the seven money-moving POSTs', (t) => {
+    const declared = buildAdminApp(stack().ctx)
+      .routes.filter((r) => r.idempotent)
+      .map((r) => `${r.method} ${r.path}`);
+    t.deepEqual(declared.sort(), [
+      'POST /api/v1/delegation/create',
+      'POST /api/v1/protocol/agent-sub-tasks',
+      'POST /api/v1/protocol/plans/:planId/order',
+      'POST /api/v1/protocol/plans/mint',
+      'POST /api/v1/protocol/plans/mintExpirable',
+      'POST /api/v1/protocol/plans/redeem',
+      'POST /api/v1/x402/permissions',
+    ]);
+  });
+
   for (const c of ROUTE_CASES) {
     test(`${c.name}: a repeat with the key replays the first answer and makes one effect`, async (t) => {
       const s = stack();
