@@ -39,7 +39,8 @@ function replay(ctx: AdminRouterContext, answer: StoredAnswer): void {
   ctx.status = answer.status;
   for (const [name, value] of Object.entries(answer.headers)) ctx.set(name, value);
   ctx.set(REPLAYED_HEADER, 'true');
-  ctx.body = JSON.parse(answer.body);
+  // An answer without a body is stored as '' (no JSON text is empty).
+  if (answer.body !== '') ctx.body = JSON.parse(answer.body);
 }
 
 export function idempotencyRunner(svc: ServiceContext): IdempotencyRunner {
@@ -88,7 +89,8 @@ export function idempotencyRunner(svc: ServiceContext): IdempotencyRunner {
         await abandon(svc, claimed.id);
         return;
       }
-      const answer = { status: ctx.status, headers: headersSetSince(ctx, before), body: JSON.stringify(ctx.body) };
+      const body = ctx.body === undefined || ctx.body === null ? '' : JSON.stringify(ctx.body);
+      const answer = { status: ctx.status, headers: headersSetSince(ctx, before), body };
       // The effect has happened: if its answer cannot be stored, the client still gets it, and the key stays
       // claimed (409 in progress) until it expires rather than being freed for a second effect.
       const stored = await complete(svc, claimed.id, answer).catch((err: unknown) => {
