@@ -3,6 +3,7 @@ import { createCredentialResolver } from '../shared/auth/credential-resolver.js'
 import type { ServiceContext } from '../shared/context.js';
 import { createTokenSigner } from '../shared/keys/signing-keys.js';
 import type { AdminDeps } from './deps.js';
+import { idempotencyRunner } from './http/idempotent.js';
 import type { AdminRoute } from './http/route.js';
 import type { AdminState } from './http/state.js';
 import { correlation } from './middleware/correlation.js';
@@ -25,6 +26,7 @@ export function buildAdminApp(ctx: ServiceContext): {
   const router = mountRoutes(routes, {
     credentials: deps.credentials,
     readBody: (c) => body(c, async () => undefined),
+    idempotency: idempotencyRunner(ctx),
   });
   app.use(correlation(ctx.log));
   app.use(errorHandler(ctx.config.DOCS_URL));

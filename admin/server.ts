@@ -5,6 +5,7 @@ import { ensureOperatorWallet } from '../shared/accounts/service-wallets.js';
 import { createContext } from '../shared/context.js';
 import { startCheckpointer } from '../shared/db/checkpointer.js';
 import { ensureSigningKey } from '../shared/keys/signing-keys.js';
+import { startIdempotencyPurge } from '../shared/idempotency/store.js';
 import { createLogger } from '../shared/log.js';
 import { startFeeSweep } from '../shared/router/fee-sweep.js';
 import { onShutdown } from '../shared/shutdown.js';
@@ -17,6 +18,7 @@ await ensureSigningKey(ctx);
 await ensureOperatorWallet(ctx);
 const stopCheckpointer = startCheckpointer(ctx.db, log);
 const stopFeeSweep = startFeeSweep(ctx, log, config.ROUTER_FEE_SWEEP_AFTER_SECS);
+const stopIdempotencyPurge = startIdempotencyPurge(ctx, log);
 const { app } = buildAdminApp(ctx);
 const server = createServer(app.callback());
 server.keepAliveTimeout = 65_000;
@@ -30,6 +32,7 @@ server.listen(config.ADMIN_PORT, config.HOST, () => {
 onShutdown(log, async () => {
   stopCheckpointer();
   stopFeeSweep();
+  stopIdempotencyPurge();
   await new Promise<void>((resolve) => server.close(() => resolve()));
   server.closeAllConnections();
   await ctx.db.close();

@@ -50,6 +50,9 @@ export const ConfigSchema = z
     ACCESS_TOKEN_TTL_SECS: whole.pipe(z.number().int().positive()).default(86_400),
     /** Lifetime of initialize proofs in seconds. Default 1 hour. */
     PROOF_TTL_SECS: whole.pipe(z.number().int().positive()).default(3600),
+    /** How long an Idempotency-Key and its stored answer are kept, in seconds. Default 1 day, at least 1 day: a
+     *  client may retry a timed-out POST for that long and must still get the first answer, never a second effect. */
+    IDEMPOTENCY_KEEP_SECS: whole.pipe(z.number().int().min(86_400, 'must be at least 86400 (one day)')).default(86_400),
     /** Base of `docsUrl` in error envelopes. */
     DOCS_URL: z.url().default('https://github.com/payroute/payroute/blob/main/docs/errors.md'),
 

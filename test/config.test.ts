@@ -78,6 +78,13 @@ test('numbers are whole decimal numbers within range', (t) => {
     ['SQLITE_SYNCHRONOUS'],
   );
   t.is(loadConfig({}).SQLITE_SYNCHRONOUS, 'full');
+  // Idempotency keys are kept at least a day, so a client's retries within a day never make a second effect.
+  t.is(loadConfig({}).IDEMPOTENCY_KEEP_SECS, 86_400);
+  t.deepEqual(
+    problemsOf({ IDEMPOTENCY_KEEP_SECS: '86399' }).map((p) => p.split(' ')[0]),
+    ['IDEMPOTENCY_KEEP_SECS'],
+  );
+  t.is(loadConfig({ IDEMPOTENCY_KEEP_SECS: '172800' }).IDEMPOTENCY_KEEP_SECS, 172_800);
 });
 
 test('DATABASE_URL: unset, sqlite:<path> (relative or absolute), postgres:// and postgresql://', (t) => {

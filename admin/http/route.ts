@@ -2,8 +2,10 @@
 // so a test can check every route's access. A route authorizes its caller as its first step, before anything of
 // the request is read.
 import type { RouterContext } from '@koa/router';
+import type { ActingUser } from '../../shared/auth/caller.js';
 import type { CredentialResolver } from '../../shared/auth/credential-resolver.js';
 import type { RouteAccess } from '../../shared/auth/route-access.js';
+import type { IdempotencyRunner } from './idempotent.js';
 import type { AdminState } from './state.js';
 
 export type AdminRouterContext = RouterContext<AdminState>;
@@ -15,6 +17,8 @@ export interface RouteRuntime {
   readonly credentials: CredentialResolver;
   /** Parses the JSON body onto ctx.request.body (size-limited; 400 / 413 / 415). */
   readBody(ctx: AdminRouterContext): Promise<void>;
+  /** Runs an idempotent route's handler under its Idempotency-Key (admin/http/idempotent.ts). */
+  readonly idempotency: IdempotencyRunner;
 }
 
 /** A handler receives the caller its route's declaration admitted (nothing for a public route). */
@@ -24,33 +28,68 @@ export interface AdminRoute {
   readonly method: Method;
   readonly path: string;
   readonly access: RouteAccess<unknown>;
+  /** Declared with `idempotent(...)`: an Idempotency-Key header makes a retry replay the first answer. */
+  readonly idempotent: boolean;
   run(ctx: AdminRouterContext, runtime: RouteRuntime): Promise<void>;
+  /** The same route under a path prefix (its idempotency scope is the full pattern). */
+  under(prefix: string): AdminRoute;
 }
 
-function route<C>(method: Method, path: string, access: RouteAccess<C>, handler: AdminHandler<C>): AdminRoute {
+/** A route as declared, its caller type still known: what `idempotent` needs to see it acts for a user. */
+export interface DeclaredRoute<C> extends AdminRoute {
+  readonly access: RouteAccess<C>;
+  readonly handler: AdminHandler<C>;
+}
+
+interface Spec<C> {
+  readonly method: Method;
+  readonly path: string;
+  readonly access: RouteAccess<C>;
+  readonly handler: AdminHandler<C>;
+}
+
+/** `userOf` set: the route is idempotent, keyed by that user. */
+function build<C>(spec: Spec<C>, userOf?: (caller: C) => string): DeclaredRoute<C> {
+  const { method, path, access, handler } = spec;
   return {
     method,
     path,
     access,
+    handler,
+    idempotent: userOf !== undefined,
     async run(ctx, runtime) {
       // Authorization before the body: an unauthenticated caller costs no JSON parsing.
       const caller = await access.authorize(runtime.credentials, ctx.get('authorization') || undefined);
       await runtime.readBody(ctx);
-      await handler(ctx, caller);
+      if (userOf === undefined) return handler(ctx, caller);
+      const scope = { scope: `${method} ${path}`, method, route: path, userId: userOf(caller) };
+      await runtime.idempotency.run(ctx, scope, () => handler(ctx, caller));
     },
+    under: (prefix) => build({ ...spec, path: `${prefix}${path}` }, userOf),
   };
 }
 
-export const get = <C>(path: string, access: RouteAccess<C>, handler: AdminHandler<C>): AdminRoute =>
+const route = <C>(method: Method, path: string, access: RouteAccess<C>, handler: AdminHandler<C>): DeclaredRoute<C> =>
+  build({ method, path, access, handler });
+
+export const get = <C>(path: string, access: RouteAccess<C>, handler: AdminHandler<C>): DeclaredRoute<C> =>
   route('GET', path, access, handler);
-export const post = <C>(path: string, access: RouteAccess<C>, handler: AdminHandler<C>): AdminRoute =>
+export const post = <C>(path: string, access: RouteAccess<C>, handler: AdminHandler<C>): DeclaredRoute<C> =>
   route('POST', path, access, handler);
-export const put = <C>(path: string, access: RouteAccess<C>, handler: AdminHandler<C>): AdminRoute =>
+export const put = <C>(path: string, access: RouteAccess<C>, handler: AdminHandler<C>): DeclaredRoute<C> =>
   route('PUT', path, access, handler);
-export const del = <C>(path: string, access: RouteAccess<C>, handler: AdminHandler<C>): AdminRoute =>
+export const del = <C>(path: string, access: RouteAccess<C>, handler: AdminHandler<C>): DeclaredRoute<C> =>
   route('DELETE', path, access, handler);
+
+/**
+ * A money-moving route made safe to retry (README "Idempotent requests"): with an Idempotency-Key header, the
+ * first request with that key runs and its answer (2xx or 4xx) is stored; a repeat gets it back with
+ * `Idempotent-Replayed: true` instead of a second effect. Keyed by the acting user, so only routes for a user.
+ */
+export const idempotent = <C extends ActingUser>(r: DeclaredRoute<C>): DeclaredRoute<C> =>
+  build({ method: r.method, path: r.path, access: r.access, handler: r.handler }, (caller) => caller.userId);
 
 /** The same routes under a path prefix (the API's `/api/v1`). */
 export function underPrefix(prefix: string, routes: readonly AdminRoute[]): AdminRoute[] {
-  return routes.map((r) => ({ ...r, path: `${prefix}${r.path}` }));
+  return routes.map((r) => r.under(prefix));
 }

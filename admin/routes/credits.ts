@@ -8,7 +8,7 @@ import { mintCredits } from '../../shared/credits/mint.js';
 import { orderPlan } from '../../shared/credits/order.js';
 import { HolderParam, MintBody, MintExpirableBody, RedeemBody, SubTaskBody } from '../../shared/credits/wire.js';
 import type { AdminDeps } from '../deps.js';
-import { type AdminRoute, type AdminRouterContext, get, post } from '../http/route.js';
+import { type AdminRoute, type AdminRouterContext, get, idempotent, post } from '../http/route.js';
 import { parse } from '../http/validate.js';
 
 type Ctx = AdminRouterContext;
@@ -36,11 +36,11 @@ export function creditsRoutes({ ctx: svc, signer }: AdminDeps): AdminRoute[] {
   };
 
   return [
-    post('/protocol/plans/mint', API_KEY, mint),
-    post('/protocol/plans/mintExpirable', API_KEY, mintExpirable),
-    post('/protocol/plans/redeem', API_KEY, redeemCredits),
-    post('/protocol/plans/:planId/order', API_KEY, order),
+    idempotent(post('/protocol/plans/mint', API_KEY, mint)),
+    idempotent(post('/protocol/plans/mintExpirable', API_KEY, mintExpirable)),
+    idempotent(post('/protocol/plans/redeem', API_KEY, redeemCredits)),
+    idempotent(post('/protocol/plans/:planId/order', API_KEY, order)),
     get('/protocol/plans/:planId/balance/:holderAddress', API_KEY, balance),
-    post('/protocol/agent-sub-tasks', API_KEY, subTask),
+    idempotent(post('/protocol/agent-sub-tasks', API_KEY, subTask)),
   ];
 }

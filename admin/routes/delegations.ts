@@ -13,7 +13,7 @@ import { CreateDelegationBody, ListDelegationsQuery } from '../../shared/delegat
 import { AppError } from '../../shared/errors/app-error.js';
 import type { AdminDeps } from '../deps.js';
 import { PageQuery } from '../http/pagination.js';
-import { type AdminRoute, type AdminRouterContext, del, get, post } from '../http/route.js';
+import { type AdminRoute, type AdminRouterContext, del, get, idempotent, post } from '../http/route.js';
 import { parse } from '../http/validate.js';
 import { shownValue } from '../http/shown-value.js';
 
@@ -52,7 +52,7 @@ export function delegationsRoutes({ ctx: svc, signer }: AdminDeps): AdminRoute[]
   };
 
   return [
-    post('/delegation/create', API_KEY, create),
+    idempotent(post('/delegation/create', API_KEY, create)),
     get('/delegation', API_KEY, list),
     get('/delegation/:id', API_KEY, read),
     del('/delegation/:id', API_KEY, revoke),

@@ -8,7 +8,7 @@ import { settlePermission } from '../../shared/x402/settle.js';
 import { verifyPermission } from '../../shared/x402/verify.js';
 import { CreatePermissionBody, ListPermissionsQuery, SettleBody, VerifyBody } from '../../shared/x402/wire.js';
 import type { AdminDeps } from '../deps.js';
-import { type AdminRoute, type AdminRouterContext, del, get, post } from '../http/route.js';
+import { type AdminRoute, type AdminRouterContext, del, get, idempotent, post } from '../http/route.js';
 import { parse } from '../http/validate.js';
 
 type Ctx = AdminRouterContext;
@@ -40,7 +40,7 @@ export function x402Routes({ ctx: svc }: AdminDeps): AdminRoute[] {
   };
 
   return [
-    post('/x402/permissions', API_KEY, create),
+    idempotent(post('/x402/permissions', API_KEY, create)),
     get('/x402/permissions', API_KEY, list),
     get('/x402/permissions/:permissionHash', API_KEY, read),
     del('/x402/permissions/:permissionHash', API_KEY, revoke),

@@ -183,6 +183,21 @@ export const catalogue = {
     'The merchant names a token with an EIP-712 name or version other than the known one; a signature under it would be rejected.',
   ),
 
+  // Idempotency-Key on money-moving POSTs (README "Idempotent requests"; Stripe's semantics)
+  'BCK.IDEMPOTENCY.0001': entry(
+    409,
+    'conflict',
+    'Idempotency key reused with a different request',
+    'An Idempotency-Key names one request (method, path and body) for at least 24 hours: send the same request to get its answer again, or use a new key for a new request.',
+  ),
+  'BCK.IDEMPOTENCY.0002': entry(
+    409,
+    'conflict',
+    'A request with this idempotency key is in progress',
+    'The first request with this key has not finished: retry the same request shortly to get its answer.',
+    true,
+  ),
+
   // x402 delegated permissions
   'BCK.X402.0001': entry(
     404,

@@ -1,5 +1,6 @@
 import { ApiKey, ServiceWallet, SigningKey, User } from './accounts.js';
 import { Delegation, DelegationTransaction } from './delegations.js';
+import { IdempotencyKey } from './idempotency.js';
 import { AgentRequest, CreditBurn, CreditHolding, CreditLedger, CreditLot, PlanOrder } from './credits.js';
 import { Agent, AgentPlan, Plan } from './registry.js';
 import { CatalogEntry, RouterPayment } from './router.js';
@@ -9,6 +10,7 @@ import { X402Permission, X402Settlement } from './x402.js';
 export * from './accounts.js';
 export * from './credits.js';
 export * from './delegations.js';
+export * from './idempotency.js';
 export * from './registry.js';
 export * from './router.js';
 export * from './token-ledger.js';
@@ -36,4 +38,5 @@ export const entities = [
   X402Settlement,
   RouterPayment,
   CatalogEntry,
+  IdempotencyKey,
 ];
