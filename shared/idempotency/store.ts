@@ -9,12 +9,16 @@
 // says nothing about the request, so the claim is deleted (`abandon`) and the client may retry with the same key.
 // A process that dies while running a claimed request leaves the row `running`: whether its effect committed is
 // unknown, so the key stays refused (409 BCK.IDEMPOTENCY.0002) until it expires rather than risk a second effect.
+import { z } from 'zod';
 import type { ServiceContext } from '../context.js';
 import { sha256Hex } from '../crypto/hashing.js';
 import type { SqlTx } from '../db/sql.js';
 import { uuidv7 } from '../ids.js';
 import type { Logger } from '../log.js';
 import { startPeriodic } from '../periodic.js';
+
+/** The sealed column: the headers the handler set and the body as sent (JSON text), checked when read back. */
+const SealedAnswer = z.object({ headers: z.record(z.string(), z.string()), body: z.string() });
 
 /** An answer as replayed: status, the headers the handler set, the body as sent (JSON text). */
 export interface StoredAnswer {
@@ -83,7 +87,7 @@ export async function claim(ctx: ServiceContext, r: ClaimRequest): Promise<Claim
     if (result.type === 'again') continue;
     if (result.type !== 'stored') return result;
     // Opened outside the transaction: its work runs statements only (shared/db/sql.ts).
-    const { headers, body } = JSON.parse(ctx.box.open(result.sealed)) as Omit<StoredAnswer, 'status'>;
+    const { headers, body } = SealedAnswer.parse(JSON.parse(ctx.box.open(result.sealed)));
     return { type: 'replay', answer: { status: result.status, headers, body } };
   }
   return { type: 'inProgress' };
