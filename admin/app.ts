@@ -19,7 +19,7 @@ export function buildAdminApp(ctx: ServiceContext): {
   const deps: AdminDeps = { ctx, credentials: createCredentialResolver(ctx), signer: createTokenSigner(ctx) };
   const app = new Koa<AdminState>({ proxy: false });
   app.silent = true;
-  const body = jsonBody(ctx.config.BODY_LIMIT_BYTES);
+  const body = jsonBody({ maxBytes: ctx.config.BODY_LIMIT_BYTES, timeoutMs: ctx.config.ADMIN_BODY_TIMEOUT_MS });
   const routes = adminRoutes(deps);
   // Each route authorizes its caller, then reads its body (admin/http/route.ts); what no route takes is answered
   // by the router's not-found step (admin/middleware/unmatched.ts).

@@ -3,6 +3,7 @@ import { createServer } from 'node:http';
 import { loadConfigOrExit } from '../config/index.js';
 import { ensureOperatorWallet } from '../shared/accounts/service-wallets.js';
 import { createContext } from '../shared/context.js';
+import { clientErrorHandler, connectionsCheckingIntervalMs } from '../shared/errors/client-error.js';
 import { startCheckpointer } from '../shared/db/checkpointer.js';
 import { ensureSigningKey } from '../shared/keys/signing-keys.js';
 import { startIdempotencyPurge } from '../shared/idempotency/store.js';
@@ -20,8 +21,17 @@ const stopCheckpointer = startCheckpointer(ctx.db, log);
 const stopFeeSweep = startFeeSweep(ctx, log, config.ROUTER_FEE_SWEEP_AFTER_SECS);
 const stopIdempotencyPurge = startIdempotencyPurge(ctx, log);
 const { app } = buildAdminApp(ctx);
-const server = createServer(app.callback());
+const server = createServer(
+  { connectionsCheckingInterval: connectionsCheckingIntervalMs(config.HEADERS_TIMEOUT_MS) },
+  app.callback(),
+);
 server.keepAliveTimeout = 65_000;
+// A request head must arrive within HEADERS_TIMEOUT_MS of connecting; the routes' body read answers 408 with the
+// envelope at ADMIN_BODY_TIMEOUT_MS (admin/middleware/json-body.ts). requestTimeout is the backstop for bodies no
+// route reads (a request answered before its body, e.g. 401): Node gives up on them a little later.
+server.headersTimeout = config.HEADERS_TIMEOUT_MS;
+server.requestTimeout = config.HEADERS_TIMEOUT_MS + config.ADMIN_BODY_TIMEOUT_MS + 5_000;
+server.on('clientError', clientErrorHandler(config.DOCS_URL));
 server.listen(config.ADMIN_PORT, config.HOST, () => {
   const addr = server.address();
   const port = typeof addr === 'object' && addr !== null ? addr.port : config.ADMIN_PORT;

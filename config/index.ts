@@ -53,6 +53,14 @@ export const ConfigSchema = z
     /** How long an Idempotency-Key and its stored answer are kept, in seconds. Default 1 day, at least 1 day: a
      *  client may retry a timed-out POST for that long and must still get the first answer, never a second effect. */
     IDEMPOTENCY_KEEP_SECS: whole.pipe(z.number().int().min(86_400, 'must be at least 86400 (one day)')).default(86_400),
+    /** Time both processes allow a client, from connecting (or from the end of its previous request on a kept-alive
+     *  connection), to send a whole request head; past it, 408 BCK.HTTP.0408 and the connection is closed. A client
+     *  that trickles its headers would otherwise hold a connection (and its memory) for ever. Default 20 s. */
+    HEADERS_TIMEOUT_MS: whole.pipe(z.number().int().min(500).max(600_000)).default(20_000),
+    /** Time allowed to receive the body of a request for the admin process, once its headers are in (on the admin
+     *  port, and relayed by the proxy); past it, 408 BCK.HTTP.0408 and the connection is closed. Default 60 s, as
+     *  ROUTER_REQUEST_BODY_TIMEOUT_MS: a 1 MB body (BODY_LIMIT_BYTES) then needs about 140 kbit/s. */
+    ADMIN_BODY_TIMEOUT_MS: whole.pipe(z.number().int().min(500).max(3_600_000)).default(60_000),
     /** Base of `docsUrl` in error envelopes. */
     DOCS_URL: z.url().default('https://github.com/payroute/payroute/blob/main/docs/errors.md'),
 

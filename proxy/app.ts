@@ -6,7 +6,7 @@ import type { CredentialResolver } from '../shared/auth/credential-resolver.js';
 import { correlationId } from '../shared/correlation.js';
 import { AppError, asAppError } from '../shared/errors/app-error.js';
 import type { Logger } from '../shared/log.js';
-import { lingerAfter } from './http/lingering-close.js';
+import { lingerAfter } from '../shared/lingering-close.js';
 import { type RequestTarget, targetOf } from './http/request-target.js';
 import type { RequestFacts, RouteTable } from './http/route-table.js';
 import type { Relay } from './relay.js';
@@ -109,9 +109,21 @@ export function buildProxyHandler({ config, log, relay, credentials, routes }: P
       req.resume();
       return;
     }
-    relay.forward(req, res, (err) => {
-      log.warn({ err: err.message, correlationId: id }, 'admin relay failed');
-      sendError(res, new AppError('BCK.HTTP.0502', 'the admin process did not answer'), id, config.DOCS_URL);
+    relay.forward(req, res, {
+      onError(err) {
+        log.warn({ err: err.message, correlationId: id }, 'admin relay failed');
+        sendError(res, new AppError('BCK.HTTP.0502', 'the admin process did not answer'), id, config.DOCS_URL);
+      },
+      onBodyTimeout(timeoutMs) {
+        // As the admin process answers a stalled body on its own port (RFC 9110 §15.5.9), the connection closed.
+        res.setHeader('connection', 'close');
+        lingerAfter(res);
+        const err = new AppError('BCK.HTTP.0408', `the request body did not arrive within ${timeoutMs} ms`, {
+          timeoutMs,
+        });
+        sendError(res, err, id, config.DOCS_URL);
+        req.resume();
+      },
     });
   };
 }

@@ -1,19 +1,80 @@
-// Relays every path the proxy does not serve to the admin process. An explicit keep-alive agent
-// matters: without it http-proxy-3 opens a connection per request and halves throughput (measured in BENCHMARKS.md).
-import { Agent, type IncomingMessage, type ServerResponse } from 'node:http';
+// Relays every path the proxy does not serve to the admin process (docs/architecture.md). An explicit keep-alive
+// agent matters: without it http-proxy-3 opens a connection per request and halves throughput (BENCHMARKS.md).
+import { Agent, type ClientRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createProxyServer } from 'http-proxy-3';
 
+export interface RelayHandlers {
+  /** The admin process could not be reached or did not answer. */
+  onError(err: Error): void;
+  /**
+   * The request's body did not arrive within the bound and no answer has begun: answer 408 and close the
+   * connection. The relayed request has been aborted.
+   */
+  onBodyTimeout(timeoutMs: number): void;
+}
+
 export interface Relay {
-  forward(req: IncomingMessage, res: ServerResponse, onError: (err: Error) => void): void;
+  forward(req: IncomingMessage, res: ServerResponse, handlers: RelayHandlers): void;
   close(): void;
 }
 
-export function createAdminRelay(adminUrl: string): Relay {
+/** RFC 9112 §6.3: a request with neither Content-Length nor Transfer-Encoding has no body. */
+const hasBody = (req: IncomingMessage): boolean =>
+  req.headers['transfer-encoding'] !== undefined ||
+  (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0');
+
+/**
+ * `bodyTimeoutMs` (ADMIN_BODY_TIMEOUT_MS) bounds the time a relayed request's body may take once its headers are
+ * in. The body is streamed to the admin process as it arrives, so a client that stalls or trickles would otherwise
+ * hold a proxy connection and a connection of the relay's pool until Node's requestTimeout backstop; past the
+ * bound the relayed request is aborted and the client answered 408, as the admin process answers on its own port.
+ */
+export function createAdminRelay(adminUrl: string, bodyTimeoutMs: number): Relay {
   const agent = new Agent({ keepAlive: true, maxSockets: 256, maxFreeSockets: 64 });
   const proxy = createProxyServer({ target: adminUrl, agent, xfwd: true, proxyTimeout: 60_000 });
+  /** The outgoing request of each relayed request whose body is still arriving (to abort it when it is late). */
+  const outgoing = new WeakMap<IncomingMessage, ClientRequest>();
+  /** Relayed requests given up on: their outgoing request, if it has none yet, is aborted when it is made. */
+  const late = new WeakSet<IncomingMessage>();
+  proxy.on('proxyReq', (proxyReq, req) => {
+    if (late.has(req)) proxyReq.destroy();
+    else if (!req.complete && hasBody(req)) outgoing.set(req, proxyReq);
+  });
+
+  function watchBody(req: IncomingMessage, res: ServerResponse, handlers: RelayHandlers): void {
+    const timer = setTimeout(() => {
+      if (req.complete) return;
+      late.add(req);
+      outgoing.get(req)?.destroy();
+      outgoing.delete(req);
+      if (res.headersSent) {
+        // The admin process answered before the body was in (a refusal such as 401): nothing more can be said on
+        // this connection, whose unread rest of a body still stands before any next request.
+        req.socket.destroy();
+        return;
+      }
+      handlers.onBodyTimeout(bodyTimeoutMs);
+    }, bodyTimeoutMs);
+    // Not on the request's or the response's 'close': both come when an early answer is finished, while the rest
+    // of the body may still be trickling in.
+    const socket = req.socket;
+    const done = (): void => {
+      clearTimeout(timer);
+      outgoing.delete(req);
+      req.off('end', done);
+      socket.off('close', done);
+    };
+    req.once('end', done);
+    socket.once('close', done);
+  }
+
   return {
-    forward(req, res, onError) {
-      proxy.web(req, res, {}, (err: Error) => onError(err));
+    forward(req, res, handlers) {
+      if (hasBody(req) && !req.complete) watchBody(req, res, handlers);
+      proxy.web(req, res, {}, (err: Error) => {
+        // Aborting a late request's relay is ours, not the admin process's failure: its 408 is already answered.
+        if (!late.has(req)) handlers.onError(err);
+      });
     },
     close() {
       proxy.close();

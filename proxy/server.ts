@@ -11,6 +11,7 @@ import { createWalletKeyCache } from '../shared/router/wallet-keys.js';
 import { createDigestSigner } from '../shared/protocols/digest-signer.js';
 import { createUpstream } from '../shared/upstream/index.js';
 import { createContext } from '../shared/context.js';
+import { clientErrorHandler, connectionsCheckingIntervalMs } from '../shared/errors/client-error.js';
 import { createLogger } from '../shared/log.js';
 import { onShutdown } from '../shared/shutdown.js';
 import { buildProxyHandler } from './app.js';
@@ -23,7 +24,7 @@ const log = createLogger(config, 'proxy');
 // SQLite: the admin process checkpoints the WAL (shared/db/checkpointer.ts); 8000 pages (~32 MiB) only if it stops.
 const ctx = await createContext(config, log, { walAutocheckpointPages: 8000 });
 const credentials = createCredentialResolver(ctx);
-const relay = createAdminRelay(config.adminUrl);
+const relay = createAdminRelay(config.adminUrl, config.ADMIN_BODY_TIMEOUT_MS);
 const upstream = createUpstream({
   allowPrivate: config.ROUTER_ALLOW_PRIVATE_TARGETS,
   connectTimeoutMs: config.ROUTER_CONNECT_TIMEOUT_MS,
@@ -45,14 +46,20 @@ const routes = buildRouterRoutes({
   delegations: createDelegationSnapshots(ctx),
   signer,
 });
-const server = createServer(buildProxyHandler({ config, log, relay, credentials, routes }));
+const server = createServer(
+  { connectionsCheckingInterval: connectionsCheckingIntervalMs(config.HEADERS_TIMEOUT_MS) },
+  buildProxyHandler({ config, log, relay, credentials, routes }),
+);
 server.keepAliveTimeout = 65_000;
-server.headersTimeout = 30_000;
-// Node's requestTimeout runs only until a request has been received in full (a long streamed answer is not cut;
-// those are bounded by ROUTER_STREAM_MAX_MS). The router's own body reads answer 408 with the error envelope at
-// ROUTER_REQUEST_BODY_TIMEOUT_MS; this is the backstop for bodies nothing of ours reads (relayed to the admin, or
-// left unread after an early answer): Node answers a bare 408 and closes, checked every 30 s.
-server.requestTimeout = server.headersTimeout + config.ROUTER_REQUEST_BODY_TIMEOUT_MS + 5_000;
+// A request head must arrive within HEADERS_TIMEOUT_MS of connecting (else 408 with the envelope, from the
+// clientError listener). Node's requestTimeout runs only until a request has been received in full (a long
+// streamed answer is not cut; those are bounded by ROUTER_STREAM_MAX_MS). The router's own body reads answer 408
+// at ROUTER_REQUEST_BODY_TIMEOUT_MS, relayed bodies at ADMIN_BODY_TIMEOUT_MS (proxy/relay.ts); this is the
+// backstop for bodies nothing of ours reads (left unread after an early answer): Node gives up a little later.
+server.headersTimeout = config.HEADERS_TIMEOUT_MS;
+server.requestTimeout =
+  config.HEADERS_TIMEOUT_MS + Math.max(config.ROUTER_REQUEST_BODY_TIMEOUT_MS, config.ADMIN_BODY_TIMEOUT_MS) + 5_000;
+server.on('clientError', clientErrorHandler(config.DOCS_URL));
 server.listen(config.PROXY_PORT, config.HOST, () => {
   const addr = server.address();
   const port = typeof addr === 'object' && addr !== null ? addr.port : config.PROXY_PORT;

@@ -1,6 +1,40 @@
 import type { Logger } from './log.js';
 
-/** Graceful stop on SIGINT/SIGTERM: run the cleanup once, then exit; a second signal exits at once. */
+/** How often a process whose parent may vanish without a signal checks that it is still there. */
+const PARENT_POLL_MS = 500;
+
+/**
+ * Calls `onGone` once this process's parent has gone: when a process manager or a shell signals only the top of a
+ * process tree (`npm start`'s npm process, which forwards the signal to a `sh -c` that dies without forwarding it),
+ * or when the parent is killed outright (SIGKILL, a crash), nothing else tells the processes below it, and they
+ * would keep running under PID 1. A process spawned with an IPC channel (admin/cli/start.ts spawns the servers so)
+ * learns it from the channel closing, which the kernel does when the parent exits, however it exits; any other
+ * notices its parent PID change (the orphan is re-parented to init or a subreaper).
+ */
+export function whenParentGone(onGone: () => void): void {
+  let gone = false;
+  const fire = (): void => {
+    if (gone) return;
+    gone = true;
+    clearInterval(poll);
+    onGone();
+  };
+  if (process.channel !== undefined) {
+    process.once('disconnect', fire);
+    // The channel must not keep this process alive on its own, nor stop it from exiting when it is done.
+    process.channel.unref();
+  }
+  const parent = process.ppid;
+  const poll = setInterval(() => {
+    if (process.ppid !== parent) fire();
+  }, PARENT_POLL_MS);
+  poll.unref();
+}
+
+/**
+ * Graceful stop on SIGINT/SIGTERM, or when the parent that spawned it with an IPC channel has gone: run the cleanup once,
+ * then exit; a second signal exits at once.
+ */
 export function onShutdown(log: Logger, cleanup: () => Promise<void>): void {
   let stopping = false;
   const stop = (signal: string) => {
@@ -19,4 +53,11 @@ export function onShutdown(log: Logger, cleanup: () => Promise<void>): void {
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
+  // Only a process spawned with an IPC channel (by admin/cli/start.ts) stops with its parent: one started some other
+  // way may be meant to outlive the shell that started it (nohup, a double fork), and its parent PID then changes.
+  if (process.channel !== undefined) {
+    whenParentGone(() => {
+      if (!stopping) stop('parent exited');
+    });
+  }
 }

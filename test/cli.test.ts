@@ -49,7 +49,8 @@ function runCli(args: string[], env: Record<string, string>): Promise<CliResult>
     child.stderr.on('data', (d: Buffer) => {
       stderr += d.toString();
     });
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    // Only bounds a hung CLI: on a loaded machine one call (tsx, migrations) can take far longer than on an idle one.
+    const timer = setTimeout(() => child.kill('SIGKILL'), 300_000);
     child.on('error', reject);
     child.on('close', (code) => {
       clearTimeout(timer);

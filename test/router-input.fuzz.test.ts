@@ -132,8 +132,11 @@ test(`slug path property (${RUNS * 5} runs): an accepted path never leaves the b
 });
 
 let merchant: ScriptedMerchant;
+/** Requests the merchant received, by full request target (each call names itself with a query string). */
+const hits = new Map<string, number>();
 test.before(async () => {
   merchant = await scriptedMerchant((req, res) => {
+    hits.set(req.url ?? '/', (hits.get(req.url ?? '/') ?? 0) + 1);
     const path = (req.url ?? '/').split('?')[0] ?? '/';
     if (path === '/free') {
       res.writeHead(200, { 'content-type': 'application/json' });
@@ -164,23 +167,25 @@ let seq = 0;
 const rid = () => `fz-${Date.now()}-${++seq}`;
 
 forEachDb(({ stack, test }) => {
-  test(`${Object.keys(HOSTILE).length} malformed 402s -> 400 quickly, never 5xx, nothing paid (route and proxy)`, async (t) => {
+  // How fast the parsers refuse these is measured by loadtest/bench-parsers.ts (BENCHMARKS.md), not here: a loaded
+  // machine stretches any time. What is asserted is the work: one request to the merchant per call, no retry.
+  test(`${Object.keys(HOSTILE).length} malformed 402s -> 400 at the first answer, never 5xx, nothing paid (route and proxy)`, async (t) => {
     const u = await stack().user();
     await fund(stack(), undefined, u, 100_000_000n);
     const delegationId = await createDelegation(u, 1000);
     for (const path of Object.keys(HOSTILE)) {
-      const started = Date.now();
-      const r = await u.api.post('/router/route', { requestId: rid(), delegationId, url: merchant.url + path });
-      const ms = Date.now() - started;
+      const target = `${path}?call=${rid()}`;
+      const r = await u.api.post('/router/route', { requestId: rid(), delegationId, url: merchant.url + target });
       t.is(r.status, 400, `${path}: ${r.text.slice(0, 300)}`);
       t.true(['BCK.ROUTER.0001', 'BCK.ROUTER.0012'].includes(r.body.code), `${path}: ${r.body.code}`);
-      t.true(ms < 3000, `${path} took ${ms} ms`); // a backtracking parser would take far longer on these
+      t.is(hits.get(target), 1, `${path}: the merchant was asked once`);
       const p = await u.api.call('GET', '/router/proxy', undefined, {
-        'x-router-target-url': merchant.url + path,
+        'x-router-target-url': merchant.url + target,
         'x-router-delegation-id': delegationId,
         'x-router-request-id': rid(),
       });
       t.is(p.status, 400, `proxy ${path}: ${p.text.slice(0, 300)}`);
+      t.is(hits.get(target), 2, `proxy ${path}: the merchant was asked once more`);
     }
     t.is((await paymentRows(stack(), u.userId)).length, 0);
     t.is((await delegationRow(stack(), delegationId)).amountSpentCents, 0n);
@@ -193,19 +198,17 @@ forEachDb(({ stack, test }) => {
   // retryable 502 BCK.HTTP.0502). Refused at the probe, before any claim in the database: nothing reserved, no
   // payment row, and the in-process claim is given back, so the same requestId meets the same 400, not a 409.
   // (10,000 accepts in a v1 JSON body is a 400 too, above.)
-  test('a 402 whose PAYMENT-REQUIRED header exceeds the header limit -> 400 BCK.ROUTER.0001 quickly, nothing paid, requestId may be retried', async (t) => {
+  test('a 402 whose PAYMENT-REQUIRED header exceeds the header limit -> 400 BCK.ROUTER.0001 by size, nothing paid, requestId may be retried', async (t) => {
     const u = await stack().user();
     await fund(stack(), undefined, u, 100_000_000n);
     const delegationId = await createDelegation(u, 1000);
     const url = `${merchant.url}/10000-accepts-header`;
     const requestId = rid();
-    const started = Date.now();
     const r = await u.api.post('/router/route', { requestId, delegationId, url });
-    const ms = Date.now() - started;
     t.is(r.status, 400, r.text);
     t.is(r.body.code, 'BCK.ROUTER.0001');
+    // Refused by size: the headers are not parsed past the limit, whatever the machine's speed.
     t.is(r.body.details, "the merchant's response headers exceed 16384 bytes");
-    t.true(ms < 3000, `took ${ms} ms`);
     const p = await u.api.call('GET', '/router/proxy', undefined, {
       'x-router-target-url': url,
       'x-router-delegation-id': delegationId,

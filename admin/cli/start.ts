@@ -1,5 +1,6 @@
 // `npm start`: applies pending migrations, then runs the admin and proxy processes with prefixed logs.
-// Ctrl-C or SIGTERM stops both; if either exits, the other is stopped and the exit code is passed on.
+// Ctrl-C or SIGTERM stops both, and so does the end of the process that started this one (npm); if either exits,
+// the other is stopped and the exit code is passed on.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -7,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { loadConfigOrExit } from '../../config/index.js';
 import { createContext } from '../../shared/context.js';
 import { createLogger } from '../../shared/log.js';
+import { whenParentGone } from '../../shared/shutdown.js';
 
 const config = loadConfigOrExit();
 const log = createLogger(config, 'start');
@@ -32,7 +34,10 @@ function run(name: string, entry: string): void {
   const child = spawn(process.execPath, ['--import', tsx, join(root, entry)], {
     cwd: process.cwd(),
     env: { ...process.env, PAYROUTE_SKIP_MIGRATE: '1' },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    // The IPC channel is how the children learn that this process is gone, even when it is killed outright
+    // (shared/shutdown.ts): the kernel closes it, and they stop instead of running on under PID 1.
+    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+    serialization: 'json',
   });
   children.set(name, child);
   prefix(child.stdout, process.stdout, name);
@@ -62,5 +67,12 @@ function stop(code: number): void {
 
 process.on('SIGINT', () => stop(0));
 process.on('SIGTERM', () => stop(0));
+// A process manager signals `npm start`'s npm process, which forwards the signal to its `sh -c` (unless the script
+// execs this process, as package.json's does): the shell dies without forwarding it, and npm exits. Both leave
+// this process re-parented, which whenParentGone notices; so does npm killed outright.
+whenParentGone(() => {
+  process.stderr.write('[start] parent process exited; stopping\n');
+  stop(0);
+});
 run('admin', 'admin/server.ts');
 run('proxy', 'proxy/server.ts');

@@ -2,6 +2,7 @@
 // envelope; framework errors with a client status map to BCK.HTTP.<status>; anything else is a generic 500.
 import type { Middleware } from 'koa';
 import { AppError, toEnvelope } from '../../shared/errors/app-error.js';
+import { lingerAfter } from '../../shared/lingering-close.js';
 import type { AdminState } from '../http/state.js';
 
 function classify(err: unknown): AppError {
@@ -26,8 +27,13 @@ export function errorHandler(docsUrl: string): Middleware<AdminState> {
       const appError = classify(err);
       if (appError.httpStatus >= 500) ctx.state.log.error({ err }, 'unhandled error');
       ctx.status = appError.httpStatus;
-      // The unread rest of an oversize body makes the connection unusable: say so, so clients do not reuse it.
-      if (appError.httpStatus === 413) ctx.set('connection', 'close');
+      // The unread rest of an oversize or stalled body makes the connection unusable: say so, so clients do not
+      // reuse it (RFC 9110 §7.6.1), and keep reading (and dropping) what the client still sends until it has our
+      // answer (shared/lingering-close.ts).
+      if (appError.httpStatus === 413 || appError.httpStatus === 408) {
+        ctx.set('connection', 'close');
+        lingerAfter(ctx.res);
+      }
       ctx.body = toEnvelope(appError, ctx.state.correlationId, docsUrl);
     }
   };

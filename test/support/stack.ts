@@ -34,6 +34,9 @@ export interface Stack {
   stop(): Promise<void>;
 }
 
+/** Bounds a start that fails: a loaded machine (CI with other jobs) can take far longer than an idle one. */
+const READY_LIMIT_MS = 120_000;
+
 function startProcess(entry: string, env: Record<string, string>): Promise<{ child: ChildProcess; port: number }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', entry], {
@@ -47,8 +50,8 @@ function startProcess(entry: string, env: Record<string, string>): Promise<{ chi
     });
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`${entry} did not become ready:\n${stderr}`));
-    }, 30_000);
+      reject(new Error(`${entry} did not become ready within ${READY_LIMIT_MS} ms:\n${stderr}`));
+    }, READY_LIMIT_MS);
     if (child.stdout === null) throw new Error('no stdout');
     createInterface({ input: child.stdout }).on('line', (line) => {
       try {

@@ -4,21 +4,29 @@
 // sent meanwhile are still unread in the kernel, so the close sends a TCP reset, and a reset makes the client's
 // kernel drop our response before the client has read it. Here the sending half is closed first, what the client
 // still sends is read and dropped, and the socket is destroyed once the client closes its side or LINGER_MS pass.
-import type { ServerResponse } from 'node:http';
+// Both processes use it; it takes sockets by their stream shape, so no node:http import is needed here.
+import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 
 /** How long a closing connection keeps reading (and dropping) what its client still sends. */
 export const LINGER_MS = 2_000;
 
-function dropAndWait(this: NonNullable<ServerResponse['socket']>): void {
-  this.end();
-  this.resume();
-  const timer = setTimeout(() => this.destroy(), LINGER_MS);
+/** Ends `socket` after `last` (if given), drops what still arrives, and destroys it after the client's close or LINGER_MS. */
+export function lingerClose(socket: Duplex, last?: string): void {
+  if (last === undefined) socket.end();
+  else socket.end(last);
+  socket.resume();
+  const timer = setTimeout(() => socket.destroy(), LINGER_MS);
   timer.unref();
-  this.once('close', () => clearTimeout(timer));
+  socket.once('close', () => clearTimeout(timer));
+}
+
+function dropAndWait(this: Socket): void {
+  lingerClose(this);
 }
 
 /** Makes the socket of `res` linger after its `Connection: close` response instead of being destroyed at once. */
-export function lingerAfter(res: ServerResponse): void {
+export function lingerAfter(res: { readonly socket: Socket | null }): void {
   const socket = res.socket;
   if (socket !== null) socket.destroySoon = dropAndWait;
 }
