@@ -7,7 +7,7 @@ import { encodeBase64, encodeBase64Url } from '../shared/protocols/encoding.js';
 import { MAX_JSON_DEPTH, exceedsJsonDepth } from '../shared/protocols/json-depth.js';
 import * as Challenge from '../shared/protocols/mpp/Challenge.js';
 import * as PaymentRequest from '../shared/protocols/mpp/PaymentRequest.js';
-import { buildPaymentCredential, choosePayment } from '../shared/protocols/payment.js';
+import { signPayment, choosePayment } from '../shared/protocols/payment.js';
 import { ChoiceReason } from '../shared/protocols/reasons.js';
 import {
   decodePaymentRequiredV1,
@@ -18,7 +18,7 @@ import { AppError } from '../shared/errors/app-error.js';
 import { chooseFromAnswer } from '../shared/router/choose.js';
 import type { RouterContext } from '../shared/router/context.js';
 import type { DelegationRow } from '../shared/router/pay.js';
-import { upstreamCredential } from '../shared/router/upstream-credential.js';
+import { toCredentialHeader } from '../shared/router/credential-header.js';
 import { credentialHeaderRefusal, scrubRequestHeaders } from '../shared/upstream/headers.js';
 import { assetOf } from './support/merchants/fixtures.js';
 import { PAY_TO, S_USDC, v2Option as offer } from './support/offers.js';
@@ -108,9 +108,9 @@ test('the depth bound is exact: extensions reaching MAX_JSON_DEPTH decode and ar
     { environment: 'sandbox' },
   );
   if (choice.type === 'none') return t.fail(choice.message);
-  const paid = buildPaymentCredential(choice, { address: PAYER, privateKey: KEY }, 1_700_000_000);
-  t.is(paid.credential.name, 'PAYMENT-SIGNATURE');
-  const echoed = JSON.parse(Buffer.from(paid.credential.value, 'base64').toString('utf8')) as {
+  const paid = signPayment(choice, { address: PAYER, privateKey: KEY }, 1_700_000_000);
+  t.is(paid.header.name, 'PAYMENT-SIGNATURE');
+  const echoed = JSON.parse(Buffer.from(paid.header.value, 'base64').toString('utf8')) as {
     extensions: { x: unknown };
   };
   t.deepEqual(echoed.extensions.x, nested(MAX_JSON_DEPTH - 2));
@@ -226,10 +226,10 @@ test('router choosing: header="Payment-Authorization" is paid under that field',
   const choice = chooseFromAnswer(rc, delegation, mppAnswer(validChallenge('pa', 'Payment-Authorization')), PAYER);
   if (choice.type !== 'mpp') return t.fail('not an MPP choice');
   t.is(choice.choice.challenge.header, 'Payment-Authorization');
-  const paid = buildPaymentCredential(choice, { address: PAYER, privateKey: KEY });
-  t.is(paid.credential.name, 'Payment-Authorization');
-  t.regex(paid.credential.value, /^Payment [A-Za-z0-9_-]+$/);
-  t.deepEqual(upstreamCredential(paid.credential), { name: 'payment-authorization', value: paid.credential.value });
+  const paid = signPayment(choice, { address: PAYER, privateKey: KEY });
+  t.is(paid.header.name, 'Payment-Authorization');
+  t.regex(paid.header.value, /^Payment [A-Za-z0-9_-]+$/);
+  t.deepEqual(toCredentialHeader(paid.header), { name: 'payment-authorization', value: paid.header.value });
   // A custom token the outbound module may send is honoured as well.
   const custom = chooseFromAnswer(rc, delegation, mppAnswer(validChallenge('c', 'X-Mpp-Credential')), PAYER);
   t.is(custom.type === 'mpp' ? custom.choice.challenge.header : undefined, 'X-Mpp-Credential');
@@ -324,7 +324,7 @@ test('scrubRequestHeaders: the credential replaces a caller field of the same na
     const r = scrubRequestHeaders({}, { credential: { name, value: 'Payment ours' } });
     t.false(r.ok, name);
   }
-  t.throws(() => upstreamCredential({ name: 'Host', value: 'Payment x' }), {
+  t.throws(() => toCredentialHeader({ name: 'Host', value: 'Payment x' }), {
     message: /unexpected credential header Host/,
   });
 });

@@ -4,7 +4,7 @@ import test from 'ava';
 import { encodeBase64 } from '../shared/protocols/encoding.js';
 import * as Challenge from '../shared/protocols/mpp/Challenge.js';
 import * as PaymentRequest from '../shared/protocols/mpp/PaymentRequest.js';
-import { prepareCredential } from '../shared/protocols/payment.js';
+import { preparePayment } from '../shared/protocols/payment.js';
 import { chooseFromAnswer } from '../shared/router/choose.js';
 import type { RouterContext } from '../shared/router/context.js';
 import type { DelegationRow } from '../shared/router/pay.js';
@@ -65,7 +65,7 @@ test("ROUTER_MAX_AUTH_TTL_SECS caps validBefore below the offer's maxTimeoutSeco
   const choice = chooseFromAnswer(rc, delegationIn('usd'), usdcX402EurcMpp, PAYER);
   const now = 1_800_000_000;
   const window = (cap?: number) => {
-    const u = prepareCredential(
+    const u = preparePayment(
       choice,
       PAYER,
       cap === undefined ? { nowSeconds: now } : { nowSeconds: now, maxAuthTtlSeconds: cap },

@@ -3,14 +3,21 @@
 import type { ApiKeyCaller } from '../auth/caller.js';
 import type { UpstreamAnswer } from '../protocols/payment.js';
 import { AppError } from '../errors/app-error.js';
-import { type Failed, type OutgoingHeaders, REASON, type Refused, upstreamAppError } from '../upstream/index.js';
+import {
+  type CredentialHeader,
+  type Failed,
+  type OutgoingHeaders,
+  REASON,
+  type Refused,
+  upstreamAppError,
+} from '../upstream/index.js';
 import { chooseFromAnswer } from './choose.js';
 import type { RouterContext } from './context.js';
 import type { ClaimHandle } from './idempotency.js';
 import { spendableDelegation } from './delegation-snapshot.js';
 import { outcomeOf } from './outcome.js';
 import { type IssuedPayment, finishFeeLeg, finishPayment, issuePayment } from './pay.js';
-import { upstreamCredential } from './upstream-credential.js';
+import { toCredentialHeader } from './credential-header.js';
 
 export interface PaidAnswer<B> {
   readonly issued: IssuedPayment;
@@ -82,7 +89,7 @@ export async function payAndResend<B>(
     abandoned?: (() => boolean) | undefined;
   },
   resend: (
-    credential: ReturnType<typeof upstreamCredential>,
+    credential: CredentialHeader,
   ) => Promise<{ type: 'response'; status: number; headers: OutgoingHeaders; body: B } | Refused | Failed>,
 ): Promise<PaidAnswer<B>> {
   const delegation = await spendableDelegation(rc, principal, args.delegationId);
@@ -99,7 +106,7 @@ export async function payAndResend<B>(
     claim: args.claim,
   });
   // Step 7: from here on the requestId is spent.
-  const response = await resend(upstreamCredential(issued.credential.credential));
+  const response = await resend(toCredentialHeader(issued.signed.header));
   if (response.type !== 'response') {
     // The credential may have reached the merchant: the merchant leg stays spent, the fee leg is released.
     await recordOutcome(rc, issued, { status: 502, outcome: { type: 'issued' } }, principal.walletAddress, false);

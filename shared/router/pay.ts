@@ -9,7 +9,7 @@ import { type SqlTx, isUniqueViolation } from '../db/sql.js';
 import { AppError } from '../errors/app-error.js';
 import { keyBytes } from '../protocols/eip3009.js';
 import { payeeRefusal } from '../protocols/payee.js';
-import { type PaymentChoice, type PaymentCredential, prepareCredential } from '../protocols/payment.js';
+import { type PaymentChoice, type SignedPayment, preparePayment } from '../protocols/payment.js';
 import { InsufficientFunds, type Movement, applyMovements } from '../settlement/token-ledger.js';
 import { SpendRefused, currencyPays, delegationAccount, reserveIn, spendRefusalError } from '../spend/index.js';
 import type { RouterContext } from './context.js';
@@ -32,7 +32,7 @@ export interface PayRequest {
 
 export interface IssuedPayment {
   readonly paymentId: string;
-  readonly credential: PaymentCredential;
+  readonly signed: SignedPayment;
   readonly fees: Fees;
   readonly row: InferEntity<typeof RouterPayment>;
 }
@@ -84,7 +84,7 @@ export async function issuePayment(rc: RouterContext, req: PayRequest): Promise<
   const paymentId = uuidv7();
   const buyer = req.principal.walletAddress;
   // x402: validBefore at most ROUTER_MAX_AUTH_TTL_SECS away (a leaked credential stays spendable no longer).
-  const unsigned = prepareCredential(req.choice, buyer, { maxAuthTtlSeconds: ctx.config.ROUTER_MAX_AUTH_TTL_SECS });
+  const unsigned = preparePayment(req.choice, buyer, { maxAuthTtlSeconds: ctx.config.ROUTER_MAX_AUTH_TTL_SECS });
   const row = {
     id: paymentId,
     userId: req.principal.userId,
@@ -114,7 +114,7 @@ export async function issuePayment(rc: RouterContext, req: PayRequest): Promise<
     authNonce: unsigned.authorization.nonce,
   };
   const key = keyBytes(await rc.walletKeys.get(req.principal.userId));
-  const credential = unsigned.finish(bytesToHex(await rc.signer.sign(unsigned.typed, key)));
+  const signed = unsigned.finish(bytesToHex(await rc.signer.sign(unsigned.typed, key)));
 
   // The ledger backend: the authorization is backed by the buyer's balance, so the merchant leg moves now.
   const movements: Movement[] = [
@@ -169,7 +169,7 @@ export async function issuePayment(rc: RouterContext, req: PayRequest): Promise<
     throw err;
   }
   req.claim?.spent(paymentId);
-  return { paymentId, credential, fees, row: { ...row, createdAt: now, updatedAt: now } };
+  return { paymentId, signed, fees, row: { ...row, createdAt: now, updatedAt: now } };
 }
 
 export type PaidOutcome =
