@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { ApiKeyCaller } from '../../shared/auth/caller.js';
 import { API_KEY } from '../../shared/auth/route-access.js';
 import { AppError } from '../../shared/errors/app-error.js';
-import type { RouterContext } from '../../shared/router/context.js';
+import type { RouterServices } from '../../shared/router/services.js';
 import { withClaim } from '../../shared/router/idempotency.js';
 import { headerOf } from '../../shared/router/outcome.js';
 import { feeAfterRelay, payAndResend } from '../../shared/router/pay-and-resend.js';
@@ -28,17 +28,17 @@ const ProxyHeaders = z.object({
   'x-router-upstream-authorization': line(8192).optional(),
 });
 
-export function streamRoutes(table: RouteTable, rc: RouterContext): void {
+export function streamRoutes(table: RouteTable, services: RouterServices): void {
   const bodyLimits = {
-    maxBytes: rc.ctx.config.ROUTER_MAX_REQUEST_BYTES,
-    timeoutMs: rc.ctx.config.ROUTER_REQUEST_BODY_TIMEOUT_MS,
+    maxBytes: services.ctx.config.ROUTER_MAX_REQUEST_BYTES,
+    timeoutMs: services.ctx.config.ROUTER_REQUEST_BODY_TIMEOUT_MS,
   };
   const handler = async ({ req, res, caller, facts }: RouterRequest<ApiKeyCaller>) => {
     const h = parseOr400(ProxyHeaders, req.headers, 'headers');
-    const release = routerSlot(rc, caller);
+    const release = routerSlot(services, caller);
     try {
       await withClaim(
-        rc,
+        services,
         caller,
         h['x-router-request-id'],
         async (claim) => {
@@ -51,7 +51,7 @@ export function streamRoutes(table: RouteTable, rc: RouterContext): void {
             body: body.length > 0 ? body : undefined,
             upstreamAuthorization: h['x-router-upstream-authorization'],
           };
-          const probe = await rc.upstream.stream(call);
+          const probe = await services.upstream.stream(call);
           if (probe.type !== 'response') throw upstreamAppError(probe);
           if (probe.status !== 402) {
             // Free: the claim ends now, not when the (possibly long) answer has streamed.
@@ -70,7 +70,7 @@ export function streamRoutes(table: RouteTable, rc: RouterContext): void {
             response: paid,
             done,
           } = await payAndResend(
-            rc,
+            services,
             caller,
             {
               delegationId: h['x-router-delegation-id'],
@@ -85,7 +85,7 @@ export function streamRoutes(table: RouteTable, rc: RouterContext): void {
               // AbortController and an EventTarget listener on every relayed request; relay() frees a caller who left.)
               abandoned: () => res.destroyed,
             },
-            (credential) => rc.upstream.stream({ ...call, credential }),
+            (credential) => services.upstream.stream({ ...call, credential }),
           );
           facts.paymentId = issued.paymentId;
           let relayed = false;
@@ -98,7 +98,7 @@ export function streamRoutes(table: RouteTable, rc: RouterContext): void {
           } finally {
             // The fee is earned by an answer the caller received whole; one that broke off (the merchant
             // failed, a cap, our caller left) releases it, as /router/route does when it cannot read the answer.
-            if (done.feeDeferred) await feeAfterRelay(rc, issued, caller.walletAddress, relayed);
+            if (done.feeDeferred) await feeAfterRelay(services, issued, caller.walletAddress, relayed);
           }
         },
         { beforeWait: release },

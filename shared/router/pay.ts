@@ -12,7 +12,7 @@ import { payeeRefusal } from '../protocols/payee.js';
 import { type PaymentChoice, type SignedPayment, preparePayment } from '../protocols/payment.js';
 import { InsufficientFunds, type Movement, applyMovements } from '../settlement/token-ledger.js';
 import { SpendRefused, currencyPays, delegationAccount, reserveIn, spendRefusalError } from '../spend/index.js';
-import type { RouterContext } from './context.js';
+import type { RouterServices } from './services.js';
 import type { ClaimHandle } from './idempotency.js';
 import { type Fees, computeFees } from './fees.js';
 import { duplicateOf, insertPaymentIn, releaseFeeLegIn, resolveFeeIn, updatePaymentIn } from './payments.js';
@@ -65,8 +65,8 @@ function legOf(choice: PaymentChoice) {
  * fee leg). Anything refused rolls all of it back, so the claim is given back and the requestId may be retried.
  * The signature needs nothing from the database, so it is made first and dropped unsent if the write is refused.
  */
-export async function issuePayment(rc: RouterContext, req: PayRequest): Promise<IssuedPayment> {
-  const { ctx } = rc;
+export async function issuePayment(services: RouterServices, req: PayRequest): Promise<IssuedPayment> {
+  const { ctx } = services;
   const leg = legOf(req.choice);
   if (!currencyPays(req.delegation.currency, leg.asset.symbol)) {
     throw new AppError('BCK.ROUTER.0001', `a ${req.delegation.currency} delegation cannot pay ${leg.asset.symbol}`);
@@ -106,15 +106,15 @@ export async function issuePayment(rc: RouterContext, req: PayRequest): Promise<
     feeAmount: fees.feeAmount,
     feeCents: fees.feeCents,
     capChargedCents: fees.capChargedCents,
-    feeRecipient: fees.feeAmount > 0n ? rc.feeRecipient : null,
+    feeRecipient: fees.feeAmount > 0n ? services.feeRecipient : null,
     feeStatus: feeNow ? 'settled' : fees.feeAmount > 0n ? 'reserved' : 'none',
     resourceUrl: req.resourceUrl?.slice(0, 2048) ?? null,
     txHash: null,
     failureReason: null,
     authNonce: unsigned.authorization.nonce,
   };
-  const key = keyBytes(await rc.walletKeys.get(req.principal.userId));
-  const signed = unsigned.finish(bytesToHex(await rc.signer.sign(unsigned.typed, key)));
+  const key = keyBytes(await services.walletKeys.get(req.principal.userId));
+  const signed = unsigned.finish(bytesToHex(await services.signer.sign(unsigned.typed, key)));
 
   // The ledger backend: the authorization is backed by the buyer's balance, so the merchant leg moves now.
   const movements: Movement[] = [
@@ -130,7 +130,7 @@ export async function issuePayment(rc: RouterContext, req: PayRequest): Promise<
   if (feeNow)
     movements.push({
       from: buyer,
-      to: rc.feeRecipient,
+      to: services.feeRecipient,
       asset: leg.asset.address,
       amount: fees.feeAmount,
       kind: 'router_fee',
@@ -184,7 +184,7 @@ export type PaidOutcome =
  */
 async function resolveFeeLegIn(
   tx: SqlTx,
-  rc: RouterContext,
+  services: RouterServices,
   issued: IssuedPayment,
   buyer: string,
   settle: boolean,
@@ -211,7 +211,7 @@ async function resolveFeeLegIn(
     [
       {
         from: buyer,
-        to: rc.feeRecipient,
+        to: services.feeRecipient,
         asset: row.asset,
         amount: fees.feeAmount,
         kind: 'router_fee',
@@ -241,14 +241,14 @@ async function feeOrRelease<T>(settle: boolean, attempt: (settle: boolean) => Pr
  * answer ended: settled when its whole body reached the caller, released when it broke off.
  */
 export async function finishFeeLeg(
-  rc: RouterContext,
+  services: RouterServices,
   issued: IssuedPayment,
   buyer: string,
   settle: boolean,
 ): Promise<void> {
-  const { ctx } = rc;
+  const { ctx } = services;
   await feeOrRelease(settle, (s) =>
-    ctx.db.sql.transaction((tx) => resolveFeeLegIn(tx, rc, issued, buyer, s, ctx.now()), { serializeOn: buyer }),
+    ctx.db.sql.transaction((tx) => resolveFeeLegIn(tx, services, issued, buyer, s, ctx.now()), { serializeOn: buyer }),
   );
 }
 
@@ -259,13 +259,13 @@ export async function finishFeeLeg(
  * `feeDeferred` says so. The merchant leg is never released once sent.
  */
 export async function finishPayment(
-  rc: RouterContext,
+  services: RouterServices,
   issued: IssuedPayment,
   answer: { status: number; outcome: PaidOutcome },
   buyer: string,
   opts: { feeAfterBody?: boolean } = {},
 ): Promise<{ status: string; txHash: string | null; feeDeferred: boolean }> {
-  const { ctx } = rc;
+  const { ctx } = services;
   const { row } = issued;
   const o = answer.outcome;
   const status = o.type === 'settled' ? 'Settled' : o.type === 'rejected' ? 'Failed' : 'Issued';
@@ -279,7 +279,7 @@ export async function finishPayment(
   const settle = async (tryFee: boolean): Promise<boolean> =>
     ctx.db.sql.transaction(
       async (tx) => {
-        if (!feeDeferred) await resolveFeeLegIn(tx, rc, issued, buyer, tryFee, now);
+        if (!feeDeferred) await resolveFeeLegIn(tx, services, issued, buyer, tryFee, now);
         return updatePaymentIn(tx, row.id, 'Issued', { status, txHash, failureReason }, now);
       },
       { serializeOn: buyer },
