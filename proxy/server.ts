@@ -14,7 +14,7 @@ import { createContext } from '../shared/context.js';
 import { createLogger } from '../shared/log.js';
 import { onShutdown } from '../shared/shutdown.js';
 import { buildProxyHandler } from './app.js';
-import { createAdminRelay } from './relay.js';
+import { createAdminForwarder } from './admin-forward.js';
 import { buildRouterRoutes } from './routes/index.js';
 
 const config = loadConfigOrExit();
@@ -23,7 +23,7 @@ const log = createLogger(config, 'proxy');
 // SQLite: the admin process checkpoints the WAL (shared/db/checkpointer.ts); 8000 pages (~32 MiB) only if it stops.
 const ctx = await createContext(config, log, { walAutocheckpointPages: 8000 });
 const credentials = createCredentialResolver(ctx);
-const relay = createAdminRelay(config.adminUrl);
+const admin = createAdminForwarder(config.adminUrl);
 const upstream = createUpstream({
   allowPrivate: config.ROUTER_ALLOW_PRIVATE_TARGETS,
   connectTimeoutMs: config.ROUTER_CONNECT_TIMEOUT_MS,
@@ -45,12 +45,12 @@ const routes = buildRouterRoutes({
   delegations: createDelegationSnapshots(ctx),
   signer,
 });
-const server = createServer(buildProxyHandler({ config, log, relay, credentials, routes }));
+const server = createServer(buildProxyHandler({ config, log, admin, credentials, routes }));
 server.keepAliveTimeout = 65_000;
 server.headersTimeout = 30_000;
 // Node's requestTimeout runs only until a request has been received in full (a long streamed answer is not cut;
 // those are bounded by ROUTER_STREAM_MAX_MS). The router's own body reads answer 408 with the error envelope at
-// ROUTER_REQUEST_BODY_TIMEOUT_MS; this is the backstop for bodies nothing of ours reads (relayed to the admin, or
+// ROUTER_REQUEST_BODY_TIMEOUT_MS; this is the backstop for bodies nothing of ours reads (forwarded to the admin, or
 // left unread after an early answer): Node answers a bare 408 and closes, checked every 30 s.
 server.requestTimeout = server.headersTimeout + config.ROUTER_REQUEST_BODY_TIMEOUT_MS + 5_000;
 server.listen(config.PROXY_PORT, config.HOST, () => {
@@ -62,7 +62,7 @@ server.listen(config.PROXY_PORT, config.HOST, () => {
 onShutdown(log, async () => {
   await new Promise<void>((resolve) => server.close(() => resolve()));
   server.closeAllConnections();
-  relay.close();
+  admin.close();
   await upstream.close();
   await signer.close();
   await ctx.db.close();

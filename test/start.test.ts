@@ -1,4 +1,4 @@
-// `npm start` (admin/cli/start.ts) on a fresh machine: migrations, both processes up, the proxy relaying to the
+// `npm start` (admin/cli/start.ts) on a fresh machine: migrations, both processes up, the proxy forwarding to the
 // admin process, prefixed logs, and a clean stop of everything on SIGTERM.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -124,7 +124,7 @@ async function stopAndCheck(t: import('ava').ExecutionContext, launcher: Launche
   }
 }
 
-test('npm start on a fresh machine: SQLite, both processes healthy, proxy relays to admin, SIGTERM stops all', async (t) => {
+test('npm start on a fresh machine: SQLite, both processes healthy, proxy forwards to admin, SIGTERM stops all', async (t) => {
   // A working directory of its own (no .env, nothing configured but the ports): DATA_DIR is the default ./data.
   const cwd = mkdtempSync(join(tmpdir(), 'payroute-start-'));
   const dataDir = join(cwd, 'data');
@@ -141,7 +141,7 @@ test('npm start on a fresh machine: SQLite, both processes healthy, proxy relays
     t.true(existsSync(join(dataDir, 'payroute.sqlite')));
     t.true(existsSync(join(dataDir, 'secrets.key')));
 
-    // An /api/v1 path the proxy does not serve is relayed to the admin process, which refuses it without a key.
+    // An /api/v1 path the proxy does not serve is forwarded to the admin process, which refuses it without a key.
     const r = await fetch(`${proxyUrl}/api/v1/protocol/agents`, { headers: { 'x-correlation-id': 'start-test-1' } });
     t.is(r.status, 401);
     t.is(r.headers.get('x-correlation-id'), 'start-test-1');
