@@ -4,7 +4,7 @@ import { uuidv7 } from '../ids.js';
 import type { ApiKeyCaller } from '../auth/caller.js';
 import type { InferEntity } from '@mikro-orm/core';
 import { bytesToHex } from 'viem';
-import { type Delegation, RouterPayment } from '../db/entities/index.js';
+import { type Delegation, type FeeStatus, RouterPayment } from '../db/entities/index.js';
 import { type SqlTx, isUniqueViolation } from '../db/sql.js';
 import { AppError } from '../errors/app-error.js';
 import { keyBytes } from '../protocols/eip3009.js';
@@ -85,6 +85,7 @@ export async function issuePayment(services: RouterServices, req: PayRequest): P
   const buyer = req.principal.walletAddress;
   // x402: validBefore at most ROUTER_MAX_AUTH_TTL_SECS away (a leaked credential stays spendable no longer).
   const unsigned = preparePayment(req.choice, buyer, { maxAuthTtlSeconds: ctx.config.ROUTER_MAX_AUTH_TTL_SECS });
+  const feeStatus: FeeStatus = feeNow ? 'settled' : fees.feeAmount > 0n ? 'reserved' : 'none';
   const row = {
     id: paymentId,
     userId: req.principal.userId,
@@ -94,7 +95,7 @@ export async function issuePayment(services: RouterServices, req: PayRequest): P
     mode: req.mode,
     protocol: req.choice.type,
     x402Version: req.choice.type === 'x402' ? req.choice.version : null,
-    status: 'Issued',
+    status: 'Issued' as const,
     scheme: leg.scheme,
     network: leg.network,
     asset: leg.asset.address,
@@ -107,7 +108,7 @@ export async function issuePayment(services: RouterServices, req: PayRequest): P
     feeCents: fees.feeCents,
     capChargedCents: fees.capChargedCents,
     feeRecipient: fees.feeAmount > 0n ? services.feeRecipient : null,
-    feeStatus: feeNow ? 'settled' : fees.feeAmount > 0n ? 'reserved' : 'none',
+    feeStatus,
     resourceUrl: req.resourceUrl?.slice(0, 2048) ?? null,
     txHash: null,
     failureReason: null,
