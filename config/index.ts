@@ -18,7 +18,7 @@ export const ConfigSchema = z
     ADMIN_PORT: port.default(3000),
     /** Proxy process (node:http): the public front door and the payment router. Default 3001. */
     PROXY_PORT: port.default(3001),
-    /** Where the proxy relays non-router paths. Default http://HOST:ADMIN_PORT (loopback when HOST is 0.0.0.0 or ::). */
+    /** Where the proxy forwards non-router paths. Default http://HOST:ADMIN_PORT (loopback when HOST is 0.0.0.0 or ::). */
     ADMIN_URL: z.url().optional(),
     /** Public base of `{host_url}` used in docs URLs and JWT issuers. Default http://HOST:PROXY_PORT (loopback when
      *  HOST is 0.0.0.0 or ::). Set it to the address clients use when the service is exposed. */

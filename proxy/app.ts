@@ -1,5 +1,5 @@
 // The proxy process's request handler: the public front door. It serves its own routes (/healthz and the router:
-// /api/v1/router/*, /api/v1/proxy, /proxy) from its route table and relays everything else to the admin process.
+// /api/v1/router/*, /api/v1/proxy, /proxy) from its route table and forwards everything else to the admin process.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Config } from '../config/index.js';
 import type { CredentialResolver } from '../shared/auth/credential-resolver.js';
@@ -9,16 +9,17 @@ import type { Logger } from '../shared/log.js';
 import { lingerAfter } from '../shared/lingering-close.js';
 import { type RequestTarget, targetOf } from './http/request-target.js';
 import type { RequestFacts, RouteTable } from './http/route-table.js';
-import type { Relay } from './relay.js';
+import type { AdminForwarder } from './admin-forward.js';
 import { sendError } from './respond.js';
 
-/** Paths the proxy owns; anything under them that no route serves is answered here, never relayed. */
+/** Paths the proxy owns; anything under them that no route serves is answered here, never forwarded. */
 const OWN_PATHS = /^\/(?:healthz$|api\/v1\/(?:router|proxy)(?:\/|$)|proxy(?:\/|$))/;
 
 export interface ProxyDeps {
   readonly config: Config;
   readonly log: Logger;
-  readonly relay: Relay;
+  /** Where every path the proxy does not own goes (the admin process). */
+  readonly admin: AdminForwarder;
   readonly credentials: CredentialResolver;
   readonly routes: RouteTable;
 }
@@ -29,7 +30,7 @@ function paymentIdOf(err: AppError): string | undefined {
   return typeof id === 'string' ? id : undefined;
 }
 
-export function buildProxyHandler({ config, log, relay, credentials, routes }: ProxyDeps) {
+export function buildProxyHandler({ config, log, admin, credentials, routes }: ProxyDeps) {
   /** Runs the route the request names; what no route takes is 404 or 405, after a valid credential. */
   async function dispatch(
     req: IncomingMessage,
@@ -99,7 +100,7 @@ export function buildProxyHandler({ config, log, relay, credentials, routes }: P
       serveOwn(req, res, target, id).catch((err: unknown) => log.error({ err, correlationId: id }, 'request log'));
       return;
     }
-    // Refuse a declared oversize body here: relaying it would race the admin's 413 against the upload and
+    // Refuse a declared oversize body here: forwarding it would race the admin's 413 against the upload and
     // could surface as a 502. (Chunked bodies are still limited by the admin's parser.)
     const declared = Number(req.headers['content-length'] ?? '0');
     if (Number.isFinite(declared) && declared > config.BODY_LIMIT_BYTES) {
@@ -109,9 +110,9 @@ export function buildProxyHandler({ config, log, relay, credentials, routes }: P
       req.resume();
       return;
     }
-    relay.forward(req, res, {
+    admin.forward(req, res, {
       onError(err) {
-        log.warn({ err: err.message, correlationId: id }, 'admin relay failed');
+        log.warn({ err: err.message, correlationId: id }, 'admin forward failed');
         sendError(res, new AppError('BCK.HTTP.0502', 'the admin process did not answer'), id, config.DOCS_URL);
       },
       onBodyTimeout(timeoutMs) {

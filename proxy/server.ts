@@ -15,7 +15,7 @@ import { clientErrorHandler, connectionsCheckingIntervalMs } from '../shared/err
 import { createLogger } from '../shared/log.js';
 import { onShutdown } from '../shared/shutdown.js';
 import { buildProxyHandler } from './app.js';
-import { createAdminRelay } from './relay.js';
+import { createAdminForwarder } from './admin-forward.js';
 import { buildRouterRoutes } from './routes/index.js';
 
 const config = loadConfigOrExit();
@@ -24,7 +24,7 @@ const log = createLogger(config, 'proxy');
 // SQLite: the admin process checkpoints the WAL (shared/db/checkpointer.ts); 8000 pages (~32 MiB) only if it stops.
 const ctx = await createContext(config, log, { walAutocheckpointPages: 8000 });
 const credentials = createCredentialResolver(ctx);
-const relay = createAdminRelay(config.adminUrl, config.ADMIN_BODY_TIMEOUT_MS);
+const admin = createAdminForwarder(config.adminUrl, config.ADMIN_BODY_TIMEOUT_MS);
 const upstream = createUpstream({
   allowPrivate: config.ROUTER_ALLOW_PRIVATE_TARGETS,
   connectTimeoutMs: config.ROUTER_CONNECT_TIMEOUT_MS,
@@ -48,13 +48,13 @@ const routes = buildRouterRoutes({
 });
 const server = createServer(
   { connectionsCheckingInterval: connectionsCheckingIntervalMs(config.HEADERS_TIMEOUT_MS) },
-  buildProxyHandler({ config, log, relay, credentials, routes }),
+  buildProxyHandler({ config, log, admin, credentials, routes }),
 );
 server.keepAliveTimeout = 65_000;
 // A request head must arrive within HEADERS_TIMEOUT_MS of connecting (else 408 with the envelope, from the
 // clientError listener). Node's requestTimeout runs only until a request has been received in full (a long
 // streamed answer is not cut; those are bounded by ROUTER_STREAM_MAX_MS). The router's own body reads answer 408
-// at ROUTER_REQUEST_BODY_TIMEOUT_MS, relayed bodies at ADMIN_BODY_TIMEOUT_MS (proxy/relay.ts); this is the
+// at ROUTER_REQUEST_BODY_TIMEOUT_MS, forwarded bodies at ADMIN_BODY_TIMEOUT_MS (proxy/admin-forward.ts); this is the
 // backstop for bodies nothing of ours reads (left unread after an early answer): Node gives up a little later.
 server.headersTimeout = config.HEADERS_TIMEOUT_MS;
 server.requestTimeout =
@@ -69,7 +69,7 @@ server.listen(config.PROXY_PORT, config.HOST, () => {
 onShutdown(log, async () => {
   await new Promise<void>((resolve) => server.close(() => resolve()));
   server.closeAllConnections();
-  relay.close();
+  admin.close();
   await upstream.close();
   await signer.close();
   await ctx.db.close();

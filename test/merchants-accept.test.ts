@@ -16,7 +16,7 @@ import {
   mppAuthorization,
 } from '../shared/protocols/mpp/EvmCharge.js';
 import * as Receipt from '../shared/protocols/mpp/Receipt.js';
-import { buildPaymentCredential, choosePayment } from '../shared/protocols/payment.js';
+import { signPayment, choosePayment } from '../shared/protocols/payment.js';
 import {
   type X402Choice,
   X402Headers,
@@ -430,17 +430,17 @@ for (const [name, merchant, receiptHeader, expected] of [
   // mppx offers MPP and x402 v2 in one 402: the rule is x402 when fundable, never both.
   ['mppx evm charge', () => mpp, X402Headers.receipt[2], { protocol: 'x402', x402Version: 2 }],
 ] as const) {
-  test.serial(`choosePayment + buildPaymentCredential pay ${name}`, async (t) => {
+  test.serial(`choosePayment + signPayment pay ${name}`, async (t) => {
     const m = merchant();
     const transfers = chain.transfers.length;
     const unpaid = await call(m.url + m.paidPath);
     t.is(unpaid.status, 402);
     const choice = choosePayment({ header: headerOf(unpaid), body: unpaid.body }, sandbox);
     if (choice.type === 'none') return t.fail(choice.message);
-    const paid = buildPaymentCredential(choice, { address: BUYER, privateKey: BUYER_KEY });
+    const paid = signPayment(choice, { address: BUYER, privateKey: BUYER_KEY });
     t.like(paid, expected);
     t.is(paid.settlement.amount, PRICE);
-    const answer = await call(m.url + m.paidPath, { [paid.credential.name]: paid.credential.value });
+    const answer = await call(m.url + m.paidPath, { [paid.header.name]: paid.header.value });
     t.is(answer.status, 200, answer.body);
     const receipt = decodeX402Receipt(answer.headers.get(receiptHeader) ?? '');
     t.truthy(receipt.type === 'decoded' && chain.receipts.get(receipt.value.txHash ?? ''));
@@ -461,9 +461,9 @@ test.serial('choosePayment pays the mppx merchant by MPP when its x402 offer is 
   );
   if (choice.type === 'none') return t.fail(choice.message);
   t.is(choice.type, 'mpp');
-  const paid = buildPaymentCredential(choice, { address: BUYER, privateKey: BUYER_KEY });
-  t.is(paid.credential.name, 'Authorization');
-  const answer = await call(mpp.url + mpp.paidPath, { [paid.credential.name]: paid.credential.value });
+  const paid = signPayment(choice, { address: BUYER, privateKey: BUYER_KEY });
+  t.is(paid.header.name, 'Authorization');
+  const answer = await call(mpp.url + mpp.paidPath, { [paid.header.name]: paid.header.value });
   t.is(answer.status, 200, answer.body);
   const receipt = Receipt.deserialize(answer.headers.get(Receipt.RECEIPT_HEADER) ?? '');
   t.truthy(receipt.type === 'decoded' && chain.receipts.get(receipt.value.txHash ?? ''));
@@ -484,9 +484,9 @@ test.serial('a signature with r = 0 is refused by every merchant and moves no mo
     const unpaid = await call(m.url + m.paidPath);
     const choice = choosePayment({ header: headerOf(unpaid), body: unpaid.body }, sandbox);
     if (choice.type === 'none') return t.fail(choice.message);
-    const paid = buildPaymentCredential(choice, { address: BUYER, privateKey: BUYER_KEY });
-    const broken = zeroR(paid.credential.value, b64, toB64, (o) => o.payload);
-    const answer = await call(m.url + m.paidPath, { [paid.credential.name]: broken });
+    const paid = signPayment(choice, { address: BUYER, privateKey: BUYER_KEY });
+    const broken = zeroR(paid.header.value, b64, toB64, (o) => o.payload);
+    const answer = await call(m.url + m.paidPath, { [paid.header.name]: broken });
     statuses.push(answer.status);
     t.false(answer.body.includes('"answer"'));
   }
@@ -495,9 +495,9 @@ test.serial('a signature with r = 0 is refused by every merchant and moves no mo
   if (parsed.type !== 'decoded') return t.fail(parsed.reason);
   const choice = chooseMppChallenge(parsed.value.challenges, sandbox);
   if (choice.type !== 'chosen') return t.fail(choice.message);
-  const paid = buildPaymentCredential({ type: 'mpp', choice }, { address: BUYER, privateKey: BUYER_KEY });
-  const broken = zeroR(paid.credential.value, b64url, toB64url, (o) => o.payload);
-  const answer = await call(mpp.url + mpp.paidPath, { [paid.credential.name]: broken });
+  const paid = signPayment({ type: 'mpp', choice }, { address: BUYER, privateKey: BUYER_KEY });
+  const broken = zeroR(paid.header.value, b64url, toB64url, (o) => o.payload);
+  const answer = await call(mpp.url + mpp.paidPath, { [paid.header.name]: broken });
   statuses.push(answer.status);
   t.false(answer.body.includes('"answer"'));
   t.deepEqual(statuses.slice(0, 2), [402, 402]);

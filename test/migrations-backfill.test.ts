@@ -9,6 +9,7 @@ import { sqliteMigrations } from '../shared/db/migrations/sqlite/index.js';
 import { type Db, openDb } from '../shared/db/orm.js';
 import { emSql } from '../shared/db/sql.js';
 import { DB_KINDS, type DbKind, createTestDatabase, postgresAvailable } from './support/databases.js';
+import { insertDelegationRow, insertPaymentRow, insertPermissionRow } from './support/status-rows.js';
 
 const MAX = 9_223_372_036_854_775_807n;
 const pgAvailable = await postgresAvailable();
@@ -128,6 +129,49 @@ for (const kind of DB_KINDS) {
           values.some((v) => signatures.some((sig) => v.includes(sig.slice(2)))),
           'no value holds a signature',
         );
+      } finally {
+        await m.drop();
+      }
+    },
+  );
+
+  register(
+    `[${kind}] status_enums: known statuses kept, unknown ones mapped to the state the code gave them`,
+    async (t) => {
+      const m = await migratedUpTo(kind, '_status_enums');
+      try {
+        const sql = emSql(m.db.em(), kind);
+        await insertDelegationRow(sql, 'd-active', 'Active');
+        await insertDelegationRow(sql, 'd-revoked', 'Revoked');
+        await insertDelegationRow(sql, 'd-odd', 'Suspended');
+        await insertPermissionRow(sql, '0xactive', 'Active');
+        await insertPermissionRow(sql, '0xodd', 'active');
+        await insertPaymentRow(sql, 'p1', { status: 'Settled', feeStatus: 'settled' });
+        await insertPaymentRow(sql, 'p2', { status: 'Pending', feeStatus: 'reserved' });
+        await insertPaymentRow(sql, 'p3', { status: 'Refunded', feeStatus: 'charged' });
+        await insertPaymentRow(sql, 'p4', { status: 'Claimed', feeStatus: 'none', failureReason: 'kept as written' });
+        await m.rest();
+        t.deepEqual(await sql.all('select id, status from delegation order by id'), [
+          { id: 'd-active', status: 'Active' },
+          { id: 'd-odd', status: 'Revoked' },
+          { id: 'd-revoked', status: 'Revoked' },
+        ]);
+        t.deepEqual(await sql.all('select permission_hash, status from x402_permission order by permission_hash'), [
+          { permission_hash: '0xactive', status: 'Active' },
+          { permission_hash: '0xodd', status: 'Revoked' },
+        ]);
+        t.deepEqual(await sql.all('select id, status, fee_status, failure_reason from router_payment order by id'), [
+          { id: 'p1', status: 'Settled', fee_status: 'settled', failure_reason: null },
+          { id: 'p2', status: 'Pending', fee_status: 'reserved', failure_reason: null },
+          {
+            id: 'p3',
+            status: 'Failed',
+            fee_status: 'settled',
+            failure_reason: 'stored status Refunded is not a payment status',
+          },
+          { id: 'p4', status: 'Failed', fee_status: 'none', failure_reason: 'kept as written' },
+        ]);
+        // (SQLite rebuilt the three tables: that their indexes came back is status-enums.test.ts's schema check.)
       } finally {
         await m.drop();
       }

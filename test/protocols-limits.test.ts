@@ -7,7 +7,7 @@ import { encodeBase64, encodeBase64Url } from '../shared/protocols/encoding.js';
 import { MAX_JSON_DEPTH, exceedsJsonDepth } from '../shared/protocols/json-depth.js';
 import * as Challenge from '../shared/protocols/mpp/Challenge.js';
 import * as PaymentRequest from '../shared/protocols/mpp/PaymentRequest.js';
-import { buildPaymentCredential, choosePayment } from '../shared/protocols/payment.js';
+import { signPayment, choosePayment } from '../shared/protocols/payment.js';
 import { ChoiceReason } from '../shared/protocols/reasons.js';
 import {
   decodePaymentRequiredV1,
@@ -16,9 +16,9 @@ import {
 } from '../shared/protocols/x402.js';
 import { AppError } from '../shared/errors/app-error.js';
 import { chooseFromAnswer } from '../shared/router/choose.js';
-import type { RouterContext } from '../shared/router/context.js';
+import type { RouterServices } from '../shared/router/services.js';
 import type { DelegationRow } from '../shared/router/pay.js';
-import { upstreamCredential } from '../shared/router/upstream-credential.js';
+import { toCredentialHeader } from '../shared/router/credential-header.js';
 import { credentialHeaderRefusal, scrubRequestHeaders } from '../shared/upstream/headers.js';
 import { assetOf } from './support/merchants/fixtures.js';
 import { PAY_TO, S_USDC, v2Option as offer } from './support/offers.js';
@@ -45,8 +45,8 @@ const eurcOption = { ...v2Option, asset: assetOf('sandbox', 'EURC').address, ext
 const deepRequiredHeader = (levels: number, accepts: readonly unknown[] = [v2Option]): string =>
   encodeBase64(`{"x402Version":2,"accepts":${JSON.stringify(accepts)},"extensions":{"x":${nestedText(levels)}}}`);
 
-/** A router context and delegation enough for choosing (choose.ts reads the config and the delegation's currency). */
-const rc = { ctx: { config: { ENVIRONMENT: 'sandbox' } } } as unknown as RouterContext;
+/** Router services and a delegation enough for choosing (choose.ts reads the config and the delegation's currency). */
+const services = { ctx: { config: { ENVIRONMENT: 'sandbox' } } } as unknown as RouterServices;
 const delegation = { currency: 'usd', allowedRecipients: null } as unknown as DelegationRow;
 
 // -------------------------------------------------------------------------------------------------------------
@@ -108,9 +108,9 @@ test('the depth bound is exact: extensions reaching MAX_JSON_DEPTH decode and ar
     { environment: 'sandbox' },
   );
   if (choice.type === 'none') return t.fail(choice.message);
-  const paid = buildPaymentCredential(choice, { address: PAYER, privateKey: KEY }, 1_700_000_000);
-  t.is(paid.credential.name, 'PAYMENT-SIGNATURE');
-  const echoed = JSON.parse(Buffer.from(paid.credential.value, 'base64').toString('utf8')) as {
+  const paid = signPayment(choice, { address: PAYER, privateKey: KEY }, 1_700_000_000);
+  t.is(paid.header.name, 'PAYMENT-SIGNATURE');
+  const echoed = JSON.parse(Buffer.from(paid.header.value, 'base64').toString('utf8')) as {
     extensions: { x: unknown };
   };
   t.deepEqual(echoed.extensions.x, nested(MAX_JSON_DEPTH - 2));
@@ -138,7 +138,7 @@ test('router choosing (mode B): a deep PAYMENT-REQUIRED or v1 body is a 400 BCK.
   const header = deepRequiredHeader(4_200, [eurcOption, v2Option]);
   const fromHeader = t.throws(() =>
     chooseFromAnswer(
-      rc,
+      services,
       delegation,
       { header: (n) => (n.toLowerCase() === 'payment-required' ? header : undefined) },
       PAYER,
@@ -151,7 +151,7 @@ test('router choosing (mode B): a deep PAYMENT-REQUIRED or v1 body is a 400 BCK.
   const v1 = (o: Record<string, unknown>) =>
     JSON.stringify({ ...o, network: 'base-sepolia', maxAmountRequired: '10000', amount: undefined });
   const body = `{"x402Version":1,"accepts":[${v1(eurcOption)},${v1(v2Option)}],"x":${nestedText(4_200)}}`;
-  const fromBody = t.throws(() => chooseFromAnswer(rc, delegation, { header: () => undefined, body }, PAYER));
+  const fromBody = t.throws(() => chooseFromAnswer(services, delegation, { header: () => undefined, body }, PAYER));
   t.is((fromBody as AppError).code, 'BCK.ROUTER.0001');
   t.is((fromBody as AppError).params.reason, ChoiceReason.malformedOption);
 });
@@ -223,15 +223,20 @@ const mppAnswer = (www: string) => ({
 });
 
 test('router choosing: header="Payment-Authorization" is paid under that field', (t) => {
-  const choice = chooseFromAnswer(rc, delegation, mppAnswer(validChallenge('pa', 'Payment-Authorization')), PAYER);
+  const choice = chooseFromAnswer(
+    services,
+    delegation,
+    mppAnswer(validChallenge('pa', 'Payment-Authorization')),
+    PAYER,
+  );
   if (choice.type !== 'mpp') return t.fail('not an MPP choice');
   t.is(choice.choice.challenge.header, 'Payment-Authorization');
-  const paid = buildPaymentCredential(choice, { address: PAYER, privateKey: KEY });
-  t.is(paid.credential.name, 'Payment-Authorization');
-  t.regex(paid.credential.value, /^Payment [A-Za-z0-9_-]+$/);
-  t.deepEqual(upstreamCredential(paid.credential), { name: 'payment-authorization', value: paid.credential.value });
+  const paid = signPayment(choice, { address: PAYER, privateKey: KEY });
+  t.is(paid.header.name, 'Payment-Authorization');
+  t.regex(paid.header.value, /^Payment [A-Za-z0-9_-]+$/);
+  t.deepEqual(toCredentialHeader(paid.header), { name: 'payment-authorization', value: paid.header.value });
   // A custom token the outbound module may send is honoured as well.
-  const custom = chooseFromAnswer(rc, delegation, mppAnswer(validChallenge('c', 'X-Mpp-Credential')), PAYER);
+  const custom = chooseFromAnswer(services, delegation, mppAnswer(validChallenge('c', 'X-Mpp-Credential')), PAYER);
   t.is(custom.type === 'mpp' ? custom.choice.challenge.header : undefined, 'X-Mpp-Credential');
 });
 
@@ -265,7 +270,7 @@ test('router choosing: a header naming a forbidden field is refused before any p
   for (const name of FORBIDDEN) {
     t.not(credentialHeaderRefusal(name), undefined, name);
     const e = t.throws(
-      () => chooseFromAnswer(rc, delegation, mppAnswer(validChallenge('f', name)), PAYER),
+      () => chooseFromAnswer(services, delegation, mppAnswer(validChallenge('f', name)), PAYER),
       undefined,
       name,
     );
@@ -276,7 +281,7 @@ test('router choosing: a header naming a forbidden field is refused before any p
   }
   // Another challenge of the same 402 without the bad field is still paid.
   const both = chooseFromAnswer(
-    rc,
+    services,
     delegation,
     mppAnswer(`${validChallenge('bad', 'Host')}, ${validChallenge('good')}`),
     PAYER,
@@ -324,7 +329,7 @@ test('scrubRequestHeaders: the credential replaces a caller field of the same na
     const r = scrubRequestHeaders({}, { credential: { name, value: 'Payment ours' } });
     t.false(r.ok, name);
   }
-  t.throws(() => upstreamCredential({ name: 'Host', value: 'Payment x' }), {
+  t.throws(() => toCredentialHeader({ name: 'Host', value: 'Payment x' }), {
     message: /unexpected credential header Host/,
   });
 });

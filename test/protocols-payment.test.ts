@@ -6,7 +6,7 @@ import { encodeBase64 } from '../shared/protocols/encoding.js';
 import * as Challenge from '../shared/protocols/mpp/Challenge.js';
 import * as Credential from '../shared/protocols/mpp/Credential.js';
 import * as PaymentRequest from '../shared/protocols/mpp/PaymentRequest.js';
-import { type UpstreamAnswer, buildPaymentCredential, choosePayment } from '../shared/protocols/payment.js';
+import { type UpstreamAnswer, signPayment, choosePayment } from '../shared/protocols/payment.js';
 import { ChoiceReason } from '../shared/protocols/reasons.js';
 import { BUYER, BUYER_KEY, assetOf } from './support/merchants/fixtures.js';
 
@@ -108,13 +108,13 @@ test('nothing fundable: the furthest refusal across both protocols names the rea
   );
 });
 
-test('buildPaymentCredential: the record facts and the header for each protocol', (t) => {
+test('signPayment: the record facts and the header for each protocol', (t) => {
   const v2 = choosePayment(answer({ 'payment-required': v2Header([option()]) }), sandbox);
   if (v2.type === 'none') return t.fail(v2.message);
-  const c2 = buildPaymentCredential(v2, signer);
+  const c2 = signPayment(v2, signer);
   t.is(c2.protocol, 'x402');
   t.is(c2.x402Version, 2);
-  t.is(c2.credential.name, 'PAYMENT-SIGNATURE');
+  t.is(c2.header.name, 'PAYMENT-SIGNATURE');
   t.deepEqual(
     { ...c2.settlement, asset: c2.settlement.asset.symbol },
     { recipient: PAY_TO, amount: 10_000n, network: 'eip155:84532', asset: 'USDC', scheme: 'exact' },
@@ -125,20 +125,20 @@ test('buildPaymentCredential: the record facts and the header for each protocol'
     sandbox,
   );
   if (v1.type === 'none') return t.fail(v1.message);
-  const c1 = buildPaymentCredential(v1, signer);
-  t.is(c1.credential.name, 'X-PAYMENT');
+  const c1 = signPayment(v1, signer);
+  t.is(c1.header.name, 'X-PAYMENT');
   t.is(c1.settlement.network, 'base-sepolia');
   t.is(c1.settlement.amount, 5n);
 
   const mpp = choosePayment(answer({ 'www-authenticate': mppHeader() }), sandbox);
   if (mpp.type === 'none') return t.fail(mpp.message);
-  const cm = buildPaymentCredential(mpp, { address: privateKeyToAccount(BUYER_KEY).address, privateKey: BUYER_KEY });
+  const cm = signPayment(mpp, { address: privateKeyToAccount(BUYER_KEY).address, privateKey: BUYER_KEY });
   t.is(cm.protocol, 'mpp');
-  t.is(cm.credential.name, 'Authorization');
+  t.is(cm.header.name, 'Authorization');
   t.is(cm.settlement.scheme, 'charge');
   t.is(cm.settlement.amount, 20_000n);
   t.is(cm.settlement.network, 'eip155:84532');
-  const read = Credential.deserialize(cm.credential.value);
+  const read = Credential.deserialize(cm.header.value);
   t.is(read.type === 'decoded' ? read.value.source : undefined, `did:pkh:eip155:84532:${BUYER}`);
 });
 

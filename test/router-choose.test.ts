@@ -4,14 +4,14 @@ import test from 'ava';
 import { encodeBase64 } from '../shared/protocols/encoding.js';
 import * as Challenge from '../shared/protocols/mpp/Challenge.js';
 import * as PaymentRequest from '../shared/protocols/mpp/PaymentRequest.js';
-import { prepareCredential } from '../shared/protocols/payment.js';
+import { preparePayment } from '../shared/protocols/payment.js';
 import { chooseFromAnswer } from '../shared/router/choose.js';
-import type { RouterContext } from '../shared/router/context.js';
+import type { RouterServices } from '../shared/router/services.js';
 import type { DelegationRow } from '../shared/router/pay.js';
 import { assetOf } from './support/merchants/fixtures.js';
 import { PAY_TO, v2Option } from './support/offers.js';
 
-const rc = { ctx: { config: { ENVIRONMENT: 'sandbox' } } } as unknown as RouterContext;
+const services = { ctx: { config: { ENVIRONMENT: 'sandbox' } } } as unknown as RouterServices;
 const delegationIn = (currency: string) => ({ currency, allowedRecipients: null }) as unknown as DelegationRow;
 const EURC = assetOf('sandbox', 'EURC');
 const PAYER = '0x1111111111111111111111111111111111111111';
@@ -42,13 +42,13 @@ const usdcX402EurcMpp = {
 };
 
 test('a EUR delegation pays the EURC MPP challenge when every x402 option is USDC', (t) => {
-  const choice = chooseFromAnswer(rc, delegationIn('eur'), usdcX402EurcMpp, PAYER);
+  const choice = chooseFromAnswer(services, delegationIn('eur'), usdcX402EurcMpp, PAYER);
   t.is(choice.type, 'mpp');
   if (choice.type === 'mpp') t.is(choice.choice.asset.symbol, 'EURC');
 });
 
 test('a USD delegation still prefers the fundable x402 option', (t) => {
-  const choice = chooseFromAnswer(rc, delegationIn('usd'), usdcX402EurcMpp, PAYER);
+  const choice = chooseFromAnswer(services, delegationIn('usd'), usdcX402EurcMpp, PAYER);
   t.is(choice.type, 'x402');
   if (choice.type === 'x402') t.is(choice.choice.asset.symbol, 'USDC');
 });
@@ -57,15 +57,15 @@ test('a EUR delegation offered only USDC x402 keeps the x402 choice (issuance re
   const onlyX402 = {
     header: (n: string) => (n.toLowerCase() === 'www-authenticate' ? undefined : usdcX402EurcMpp.header(n)),
   };
-  const choice = chooseFromAnswer(rc, delegationIn('eur'), onlyX402, PAYER);
+  const choice = chooseFromAnswer(services, delegationIn('eur'), onlyX402, PAYER);
   t.is(choice.type, 'x402');
 });
 
 test("ROUTER_MAX_AUTH_TTL_SECS caps validBefore below the offer's maxTimeoutSeconds (and below the 30 s floor)", (t) => {
-  const choice = chooseFromAnswer(rc, delegationIn('usd'), usdcX402EurcMpp, PAYER);
+  const choice = chooseFromAnswer(services, delegationIn('usd'), usdcX402EurcMpp, PAYER);
   const now = 1_800_000_000;
   const window = (cap?: number) => {
-    const u = prepareCredential(
+    const u = preparePayment(
       choice,
       PAYER,
       cap === undefined ? { nowSeconds: now } : { nowSeconds: now, maxAuthTtlSeconds: cap },

@@ -2,7 +2,7 @@ import test from 'ava';
 import { safePathSegments } from '../shared/router/catalog.js';
 import type { ApiKeyCaller } from '../shared/auth/caller.js';
 import { createClaimStore } from '../shared/router/claims.js';
-import type { RouterContext } from '../shared/router/context.js';
+import type { RouterServices } from '../shared/router/services.js';
 import { withClaim } from '../shared/router/idempotency.js';
 import { createConcurrencyLimiter } from '../shared/router/concurrency.js';
 import { computeFees, feeRecord } from '../shared/router/fees.js';
@@ -171,13 +171,13 @@ test('withClaim: a claim given back early (a free stream) is not released again 
   // The streaming proxy gives a free call's requestId back before the answer has streamed. A new request may take
   // the requestId meanwhile; the first request's end must not release that new claim.
   const claims = createClaimStore();
-  const rc = {
+  const services = {
     claims,
     ctx: { config: { ROUTER_CONNECT_TIMEOUT_MS: 100, ROUTER_HEADERS_TIMEOUT_MS: 100 } },
-  } as unknown as RouterContext;
+  } as unknown as RouterServices;
   const principal = { userId: 'u1' } as ApiKeyCaller;
   let second: ReturnType<typeof claims.tryClaim> | undefined;
-  await withClaim(rc, principal, 'req-1', async (claim) => {
+  await withClaim(services, principal, 'req-1', async (claim) => {
     claim.release();
     second = claims.tryClaim('u1', 'req-1'); // a new request with the same requestId, while the first streams
   });

@@ -1,6 +1,6 @@
 // Clients that send their request slowly must not hold a connection: a request head must arrive within
 // HEADERS_TIMEOUT_MS of connecting (both processes), and a body for the admin process within ADMIN_BODY_TIMEOUT_MS
-// of its read (on the admin port, and relayed by the proxy); else 408 BCK.HTTP.0408 with `Connection: close`, and
+// of its read (on the admin port, and forwarded by the proxy); else 408 BCK.HTTP.0408 with `Connection: close`, and
 // the connection is closed. The stack runs with small limits so each case is quick; nothing here measures time:
 // each case waits for the server to close the connection, with a guard far above the limits.
 import { connect } from 'node:net';
@@ -97,7 +97,7 @@ function assert408(t: import('ava').ExecutionContext, a: SlowAnswer, params: Rec
 let stack: Stack;
 let apiKey: string;
 /** An admin and a proxy with the small body limit, beside the stack's own, whose admin waits 10 minutes for a
- *  body: a relayed body cut at the limit is then cut by the proxy itself, not by the admin behind it. */
+ *  body: a forwarded body cut at the limit is then cut by the proxy itself, not by the admin behind it. */
 let admin: { url: string; stop(): Promise<void> };
 let proxy: { url: string; stop(): Promise<void> };
 

@@ -3,12 +3,13 @@
 // in opposite orders, in parallel, neither deadlock nor overspend), and the release.
 import { randomUUID } from 'node:crypto';
 import type { ExecutionContext } from 'ava';
-import { Delegation, DelegationTransaction } from '../shared/db/entities/index.js';
+import { Delegation, type DelegationStoredStatus, DelegationTransaction } from '../shared/db/entities/index.js';
 import type { SqlTx } from '../shared/db/sql.js';
 import {
   type CappedAccount,
   SpendRefused,
   delegationAccount,
+  predictDelegationRefusal,
   releaseIn,
   reserveIn,
   spendRefusalError,
@@ -21,7 +22,7 @@ const HOUR = 3_600_000;
 async function delegationOf(
   stack: Stack,
   userId: string,
-  o: { limit: bigint; spent?: bigint; status?: string; expiresInMs?: number; id?: string },
+  o: { limit: bigint; spent?: bigint; status?: DelegationStoredStatus; expiresInMs?: number; id?: string },
 ): Promise<CappedAccount> {
   const em = stack.ctx.db.em();
   const id = o.id ?? randomUUID();
@@ -117,7 +118,6 @@ forEachDb(({ stack, test }) => {
 
     const cases: [Parameters<typeof delegationOf>[2], string, string][] = [
       [{ limit: 10n, status: 'Revoked' }, 'revoked', 'delegation is revoked'],
-      [{ limit: 10n, status: 'Suspended' }, 'inactive', 'delegation is inactive'],
       [{ limit: 10n, expiresInMs: -HOUR }, 'expired', 'delegation is expired'],
     ];
     for (const [o, reason, message] of cases) {
@@ -134,6 +134,16 @@ forEachDb(({ stack, test }) => {
       );
       t.is(await spent(stack(), d.id), 0n);
     }
+    // A status other than Active or Revoked is refused by the database itself (status-enums.test.ts); the
+    // prediction from a row still calls it inactive rather than trusting it.
+    t.like(
+      predictDelegationRefusal(
+        { status: 'Suspended', expiresAt: new Date(Date.now() + HOUR), spendingLimitCents: 10n, amountSpentCents: 0n },
+        1n,
+        now,
+      ),
+      { reason: 'inactive' },
+    );
     // Another user's delegation is not found: a spend never crosses users.
     const foreign = delegationAccount(a.id, 'someone-else');
     t.like(

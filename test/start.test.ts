@@ -1,4 +1,4 @@
-// `npm start` (admin/cli/start.ts) on a fresh machine: migrations, both processes up, the proxy relaying to the
+// `npm start` (admin/cli/start.ts) on a fresh machine: migrations, both processes up, the proxy forwarding to the
 // admin process, prefixed logs, and a clean stop of everything on SIGTERM, also when the signal goes to the npm
 // process (as a process manager sends it) rather than to the launcher. Limits only bound a failure: nothing here
 // measures time.
@@ -134,7 +134,7 @@ async function stopAndCheck(t: import('ava').ExecutionContext, launcher: Launche
   }
 }
 
-test('npm start on a fresh machine: SQLite, both processes healthy, proxy relays to admin, SIGTERM stops all', async (t) => {
+test('npm start on a fresh machine: SQLite, both processes healthy, proxy forwards to admin, SIGTERM stops all', async (t) => {
   // A working directory of its own (no .env, nothing configured but the ports): DATA_DIR is the default ./data.
   const cwd = mkdtempSync(join(tmpdir(), 'payroute-start-'));
   const dataDir = join(cwd, 'data');
@@ -151,7 +151,7 @@ test('npm start on a fresh machine: SQLite, both processes healthy, proxy relays
     t.true(existsSync(join(dataDir, 'payroute.sqlite')));
     t.true(existsSync(join(dataDir, 'secrets.key')));
 
-    // An /api/v1 path the proxy does not serve is relayed to the admin process, which refuses it without a key.
+    // An /api/v1 path the proxy does not serve is forwarded to the admin process, which refuses it without a key.
     const r = await fetch(`${proxyUrl}/api/v1/protocol/agents`, { headers: { 'x-correlation-id': 'start-test-1' } });
     t.is(r.status, 401);
     t.is(r.headers.get('x-correlation-id'), 'start-test-1');

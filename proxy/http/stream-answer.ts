@@ -1,25 +1,9 @@
-// The streaming proxy's answers: a merchant's streamed body relayed to our caller, and a 402's body
-// read whole for its requirements.
+// The streaming proxy's answer to its caller: a merchant's streamed body relayed over node:http (the relay of
+// NodeCallerChannel, caller-channel.ts).
 import type { ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
 import { AppError } from '../../shared/errors/app-error.js';
 import type { UpstreamStreamResult } from '../../shared/upstream/index.js';
-
-/** The whole body as text, or undefined past `limit` bytes (the stream is then destroyed). */
-export async function readAll(body: Readable, limit: number): Promise<string | undefined> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const c of body) {
-    const b = c as Buffer;
-    size += b.length;
-    if (size > limit) {
-      body.destroy();
-      return undefined;
-    }
-    chunks.push(b);
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
 
 /**
  * Relays a merchant's streamed answer to our caller. Resolves true when the whole body reached the caller, false

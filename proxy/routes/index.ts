@@ -1,4 +1,4 @@
-import type { RouterContext } from '../../shared/router/context.js';
+import type { RouterServices } from '../../shared/router/services.js';
 import { PUBLIC } from '../../shared/auth/route-access.js';
 import { RouteTable } from '../http/route-table.js';
 import { sendJson } from '../respond.js';
@@ -6,10 +6,10 @@ import { paymentRoutes } from './payments.js';
 import { streamRoutes } from './stream.js';
 
 /** The proxy's own routes: its health check and the payment router. Each module adds its paths to the table. */
-export function buildRouterRoutes(rc: RouterContext): RouteTable {
+export function buildRouterRoutes(services: RouterServices): RouteTable {
   const table = new RouteTable();
   table.add('GET', '/healthz', PUBLIC, async ({ res }) => sendJson(res, 200, { status: 'ok', service: 'proxy' }));
-  paymentRoutes(table, rc);
-  streamRoutes(table, rc);
+  paymentRoutes(table, services);
+  streamRoutes(table, services);
   return table;
 }

@@ -9,7 +9,7 @@ import {
 } from '../../shared/router/payments.js';
 import { routePaid, routerSlot } from '../../shared/router/route.js';
 import { MintBody, PaymentsQuery, RouteBody, SettledBody, SummaryQuery } from '../../shared/router/schemas.js';
-import type { RouterContext } from '../../shared/router/context.js';
+import type { RouterServices } from '../../shared/router/services.js';
 import { API_KEY } from '../../shared/auth/route-access.js';
 import { AppError } from '../../shared/errors/app-error.js';
 import { parseOr400, queryOf } from '../http/json.js';
@@ -17,23 +17,26 @@ import { readJson } from '../http/read-body.js';
 import type { RouteTable } from '../http/route-table.js';
 import { sendJson } from '../respond.js';
 
-export function paymentRoutes(table: RouteTable, rc: RouterContext): void {
+export function paymentRoutes(table: RouteTable, services: RouterServices): void {
   // Every JSON body of the router is at most BODY_LIMIT_BYTES, as the admin's (README): ROUTER_MAX_REQUEST_BYTES
   // is the streaming proxy's, whose body is relayed as bytes, not parsed into objects.
-  const small = { maxBytes: rc.ctx.config.BODY_LIMIT_BYTES, timeoutMs: rc.ctx.config.ROUTER_REQUEST_BODY_TIMEOUT_MS };
+  const small = {
+    maxBytes: services.ctx.config.BODY_LIMIT_BYTES,
+    timeoutMs: services.ctx.config.ROUTER_REQUEST_BODY_TIMEOUT_MS,
+  };
   table.add('POST', '/api/v1/router/payments', API_KEY, async ({ req, res, caller, facts }) => {
     const body = parseOr400(MintBody, await readJson(req, small), 'body');
-    const minted = await mintCredential(rc, caller, body);
+    const minted = await mintCredential(services, caller, body);
     facts.paymentId = minted.paymentId;
     sendJson(res, 200, minted);
   });
 
   table.add('POST', '/api/v1/router/route', API_KEY, async ({ req, res, caller, facts }) => {
     // The user's slot before the body is read: a user's parallel uploads wait their turn or get 429, unread.
-    const slot = routerSlot(rc, caller);
+    const slot = routerSlot(services, caller);
     try {
       const body = parseOr400(RouteBody, await readJson(req, small), 'body');
-      const routed = await routePaid(rc, caller, body, slot);
+      const routed = await routePaid(services, caller, body, slot);
       if (routed.payment !== undefined) facts.paymentId = routed.payment.paymentId;
       sendJson(res, 200, routed);
     } finally {
@@ -46,16 +49,16 @@ export function paymentRoutes(table: RouteTable, rc: RouterContext): void {
     const id = params.id ?? '';
     if (!/^[0-9a-f-]{36}$/.test(id)) throw new AppError('BCK.ROUTER.0004', 'payment not found');
     facts.paymentId = id;
-    sendJson(res, 200, await recordSettled(rc.ctx, caller.userId, id, body.txHash));
+    sendJson(res, 200, await recordSettled(services.ctx, caller.userId, id, body.txHash));
   });
 
   table.add('GET', '/api/v1/router/payments', API_KEY, async ({ res, target, caller }) => {
     const q = parseOr400(PaymentsQuery, queryOf(target.url()), 'query');
-    const records = await listPayments(rc.ctx, caller.userId, q);
+    const records = await listPayments(services.ctx, caller.userId, q);
     // `total` counts every matching payment, as the summary does; a page holds at most `limit` of them. A first
     // page that is not full holds them all, and needs no count.
     const total =
-      q.page === 1 && records.length < q.limit ? records.length : await countPayments(rc.ctx, caller.userId, q);
+      q.page === 1 && records.length < q.limit ? records.length : await countPayments(services.ctx, caller.userId, q);
     if (q.format === 'csv') {
       const csv = paymentsCsv(records);
       res.writeHead(200, {
@@ -74,6 +77,6 @@ export function paymentRoutes(table: RouteTable, rc: RouterContext): void {
 
   table.add('GET', '/api/v1/router/payments/summary', API_KEY, async ({ res, target, caller }) => {
     const q = parseOr400(SummaryQuery, queryOf(target.url()), 'query');
-    sendJson(res, 200, await paymentsSummary(rc.ctx, caller.userId, q));
+    sendJson(res, 200, await paymentsSummary(services.ctx, caller.userId, q));
   });
 }

@@ -132,12 +132,15 @@ export function choosePayment(answer: UpstreamAnswer, o: PaymentChooseOptions): 
   return noChoice(rejected, what);
 }
 
-/** The facts of the payment record (the router payment record's `settlement` and `credential` fields). */
-export interface PaymentCredential {
+/**
+ * A chosen option once signed: the header that carries it to the merchant and the facts the payment record keeps
+ * (what was authorized, to whom, on which network).
+ */
+export interface SignedPayment {
   readonly protocol: 'x402' | 'mpp';
   readonly x402Version: 1 | 2 | undefined;
   /** Header to attach: `PAYMENT-SIGNATURE`, `X-PAYMENT`, or `Authorization` (or the MPP challenge's `header`). */
-  readonly credential: { readonly name: string; readonly value: string };
+  readonly header: { readonly name: string; readonly value: string };
   readonly settlement: {
     readonly recipient: string;
     /** Atomic units of `asset`: exactly what was signed. */
@@ -156,20 +159,20 @@ export interface Signer {
   readonly privateKey: Hex | Uint8Array;
 }
 
-/** A chosen option with its authorization filled in: the digest to sign, and the credential once signed. */
-export interface UnsignedCredential {
+/** A chosen option with its authorization filled in: the digest to sign, and the signed payment once signed. */
+export interface UnsignedPayment {
   readonly authorization: TransferAuthorization;
   /** The authorization as EIP-712 hashes it (EIP-3009 TransferWithAuthorization), for the signer. */
   readonly typed: TypedStruct;
-  finish(signature: Hex): PaymentCredential;
+  finish(signature: Hex): SignedPayment;
 }
 
 /** Fills in the authorization for the chosen option, paid from `from`; signing is the caller's next step. */
-export function prepareCredential(
+export function preparePayment(
   payment: PaymentChoice,
   from: string,
   opts: { nowSeconds?: number | undefined; maxAuthTtlSeconds?: number } = {},
-): UnsignedCredential {
+): UnsignedPayment {
   const now = opts.nowSeconds === undefined ? {} : { nowSeconds: opts.nowSeconds };
   if (payment.type === 'x402') {
     const { choice, version } = payment;
@@ -192,7 +195,7 @@ export function prepareCredential(
       finish: (signature) => ({
         protocol: 'x402',
         x402Version: version,
-        credential:
+        header:
           version === 1
             ? buildX402Payment({ version: 1, option: choice.option, authorization, signature })
             : buildX402Payment({ version: 2, option: choice.option, resource, extensions, authorization, signature }),
@@ -216,7 +219,7 @@ export function prepareCredential(
     finish: (signature) => ({
       protocol: 'mpp',
       x402Version: undefined,
-      credential: buildMppCredential({
+      header: buildMppCredential({
         challenge: choice.challenge,
         chainId: choice.chainId,
         authorization,
@@ -235,8 +238,8 @@ export function prepareCredential(
   };
 }
 
-/** Signs the chosen option with the buyer's key (native signer, on this thread) and builds the credential. */
-export function buildPaymentCredential(payment: PaymentChoice, signer: Signer, nowSeconds?: number): PaymentCredential {
-  const unsigned = prepareCredential(payment, signer.address, { nowSeconds });
+/** Signs the chosen option with the buyer's key (native signer, on this thread) and builds its header. */
+export function signPayment(payment: PaymentChoice, signer: Signer, nowSeconds?: number): SignedPayment {
+  const unsigned = preparePayment(payment, signer.address, { nowSeconds });
   return unsigned.finish(bytesToHex(signTypedNow(unsigned.typed, keyBytes(signer.privateKey))));
 }

@@ -9,12 +9,12 @@ import { type PaymentChoice, type UpstreamAnswer, choosePayment } from '../proto
 import type { NoChoice } from '../protocols/reasons.js';
 import { credentialHeaderRefusal } from '../upstream/index.js';
 import { currencyPays, fundedSymbol } from '../spend/index.js';
-import type { RouterContext } from './context.js';
+import type { RouterServices } from './services.js';
 import type { DelegationRow } from './pay.js';
 
 /** `payer`: the buyer's custodial wallet, which an offer may not name as its payee. */
-export function chooseOptions(rc: RouterContext, delegation: DelegationRow, payer: string) {
-  const c = rc.ctx.config;
+export function chooseOptions(services: RouterServices, delegation: DelegationRow, payer: string) {
+  const c = services.ctx.config;
   const env = NETWORKS[c.ENVIRONMENT];
   const symbol = fundedSymbol(delegation.currency);
   const configured =
@@ -45,10 +45,16 @@ export function refusal(none: NoChoice): AppError {
  * "prefer USDC" cannot pick a token a EUR delegation may not spend while the merchant also offers EURC. When
  * nothing would be left the answer is kept as it is (the refusal then names the currency mismatch).
  */
-function inDelegationCurrency(rc: RouterContext, delegation: DelegationRow, answer: UpstreamAnswer): UpstreamAnswer {
+function inDelegationCurrency(
+  services: RouterServices,
+  delegation: DelegationRow,
+  answer: UpstreamAnswer,
+): UpstreamAnswer {
   const symbol = fundedSymbol(delegation.currency);
   const foreign = new Set(
-    NETWORKS[rc.ctx.config.ENVIRONMENT].assets.filter((a) => a.symbol !== symbol).map((a) => a.address.toLowerCase()),
+    NETWORKS[services.ctx.config.ENVIRONMENT].assets
+      .filter((a) => a.symbol !== symbol)
+      .map((a) => a.address.toLowerCase()),
   );
   const keep = (o: unknown) => !(isJsonObject(o) && typeof o.asset === 'string' && foreign.has(o.asset.toLowerCase()));
   /** The object with `accepts` narrowed, or undefined when it cannot or need not be narrowed. */
@@ -84,13 +90,13 @@ function inDelegationCurrency(rc: RouterContext, delegation: DelegationRow, answ
  * An option whose payee is the zero address or `payer` itself is not fundable: another option may be chosen.
  */
 export function chooseFromAnswer(
-  rc: RouterContext,
+  services: RouterServices,
   delegation: DelegationRow,
   answer: UpstreamAnswer,
   payer: string,
 ): PaymentChoice {
-  const opts = chooseOptions(rc, delegation, payer);
-  const r = choosePayment(inDelegationCurrency(rc, delegation, answer), opts);
+  const opts = chooseOptions(services, delegation, payer);
+  const r = choosePayment(inDelegationCurrency(services, delegation, answer), opts);
   if (r.type === 'none') throw refusal(r);
   // Every x402 option was in the other currency (kept above so the refusal could name it): x402 is not fundable
   // by this delegation, so MPP is (x402 is paid when one of its options is fundable, else MPP; never both).

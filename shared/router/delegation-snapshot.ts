@@ -4,7 +4,7 @@ import type { ServiceContext } from '../context.js';
 import { Delegation } from '../db/entities/index.js';
 import { AppError } from '../errors/app-error.js';
 import { delegationAccount, predictDelegationRefusal, refusalError } from '../spend/index.js';
-import type { RouterContext } from './context.js';
+import type { RouterServices } from './services.js';
 import type { DelegationRow } from './pay.js';
 
 export interface DelegationSnapshots {
@@ -45,11 +45,11 @@ export function createDelegationSnapshots(
  * issuance transaction's conditional UPDATE decides the spend; this only refuses what cannot succeed.
  */
 export async function spendableDelegation(
-  rc: RouterContext,
+  services: RouterServices,
   principal: ApiKeyCaller,
   delegationId: string,
 ): Promise<DelegationRow> {
-  const d = await rc.delegations.get(principal.userId, delegationId);
+  const d = await services.delegations.get(principal.userId, delegationId);
   const account = delegationAccount(delegationId, principal.userId);
   if (d === null) throw refusalError(account, { reason: 'not_found' });
   if (d.provider !== 'erc4337')
@@ -58,7 +58,7 @@ export async function spendableDelegation(
     throw new AppError('BCK.ROUTER.0003', 'this API key may not spend against the delegation', { delegationId });
   }
   // Any payment charges at least one cent: a cap with nothing left is refused here (as "exhausted").
-  const refused = predictDelegationRefusal(d, 1n, rc.ctx.now());
+  const refused = predictDelegationRefusal(d, 1n, services.ctx.now());
   if (refused !== undefined) throw refusalError(account, refused);
   return d;
 }

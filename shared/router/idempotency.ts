@@ -1,7 +1,7 @@
 import type { ApiKeyCaller } from '../auth/caller.js';
 import { AppError } from '../errors/app-error.js';
 import type { ClaimStore } from './claims.js';
-import type { RouterContext } from './context.js';
+import type { RouterServices } from './services.js';
 import { duplicateError } from './payments.js';
 
 /** Past the unpaid probe's own limits (connect + headers timeouts), beyond which no paymentId can still come. */
@@ -46,10 +46,10 @@ class HeldClaim implements ClaimHandle {
 }
 
 /** A duplicate's answer: 409 naming the first request's paymentId once it is known (or 409 in flight). */
-async function waitForFirst(rc: RouterContext, first: Promise<string | undefined>): Promise<never> {
+async function waitForFirst(services: RouterServices, first: Promise<string | undefined>): Promise<never> {
   // A duplicate waits for the first request's paymentId, which exists once the first has probed the merchant
   // and inserted its payment row: at most as long as that probe may take (a busy merchant can take seconds).
-  const c = rc.ctx.config;
+  const c = services.ctx.config;
   const waitMs = c.ROUTER_CONNECT_TIMEOUT_MS + c.ROUTER_HEADERS_TIMEOUT_MS + WAIT_MARGIN_MS;
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<undefined>((resolve) => {
@@ -68,26 +68,26 @@ async function waitForFirst(rc: RouterContext, first: Promise<string | undefined
  * retries cannot hold its slots (and 429 its other calls) while the first request probes its merchant.
  */
 export async function withClaim<T>(
-  rc: RouterContext,
+  services: RouterServices,
   principal: ApiKeyCaller,
   requestId: string | undefined,
   work: (claim: ClaimHandle) => Promise<T>,
   opts: { beforeWait?: () => void } = {},
 ): Promise<T> {
   if (requestId === undefined) return work(UNCLAIMED);
-  const attempt = rc.claims.tryClaim(principal.userId, requestId);
+  const attempt = services.claims.tryClaim(principal.userId, requestId);
   if (attempt.type === 'held') {
-    // The slot is given back only within the user's waiting budget (rc.waiting); past it the duplicate waits
+    // The slot is given back only within the user's waiting budget (services.waiting); past it the duplicate waits
     // holding its slot, as every call does, so a flood of duplicates stays bounded by the two limits.
-    const waitTurn = opts.beforeWait === undefined ? undefined : rc.waiting.acquire(principal.userId);
+    const waitTurn = opts.beforeWait === undefined ? undefined : services.waiting.acquire(principal.userId);
     if (waitTurn !== undefined) opts.beforeWait?.();
     try {
-      return await waitForFirst(rc, attempt.paymentId);
+      return await waitForFirst(services, attempt.paymentId);
     } finally {
       waitTurn?.();
     }
   }
-  const claim = new HeldClaim(rc.claims, principal.userId, requestId);
+  const claim = new HeldClaim(services.claims, principal.userId, requestId);
   try {
     const result = await work(claim);
     // Nothing was paid (a free call): the claim ends with the request.
@@ -102,7 +102,7 @@ export async function withClaim<T>(
       typeof err.params.paymentId === 'string' &&
       !assigned
     ) {
-      rc.claims.assign(principal.userId, requestId, err.params.paymentId);
+      services.claims.assign(principal.userId, requestId, err.params.paymentId);
       throw err;
     }
     // Spent once its payment committed (assigned): whatever fails after that (the paid hop), the requestId stays

@@ -5,7 +5,7 @@ import { AppError } from '../errors/app-error.js';
 import { MAX_JSON_DEPTH, exceedsJsonDepth } from '../protocols/json-depth.js';
 import { type UpstreamAnswer, malformedOffer } from '../protocols/payment.js';
 import { chooseFromAnswer, refusal } from './choose.js';
-import type { RouterContext } from './context.js';
+import type { RouterServices } from './services.js';
 import { spendableDelegation } from './delegation-snapshot.js';
 import { feeRecord } from './fees.js';
 import { withClaim } from './idempotency.js';
@@ -37,14 +37,14 @@ function answerOf(body: MintBody): UpstreamAnswer {
   return { header: () => undefined, paymentRequired: required };
 }
 
-export async function mintCredential(rc: RouterContext, principal: ApiKeyCaller, body: MintBody) {
+export async function mintCredential(services: RouterServices, principal: ApiKeyCaller, body: MintBody) {
   const answer = answerOf(body);
-  return withClaim(rc, principal, body.requestId, async (claim) => {
-    const delegation = await spendableDelegation(rc, principal, body.delegationId);
-    const choice = chooseFromAnswer(rc, delegation, answer, principal.walletAddress);
+  return withClaim(services, principal, body.requestId, async (claim) => {
+    const delegation = await spendableDelegation(services, principal, body.delegationId);
+    const choice = chooseFromAnswer(services, delegation, answer, principal.walletAddress);
     if (choice.type !== body.protocol)
       throw new AppError('BCK.ROUTER.0001', `target is not a fundable ${body.protocol} offer`);
-    const issued = await issuePayment(rc, {
+    const issued = await issuePayment(services, {
       principal,
       delegation,
       choice,
@@ -58,8 +58,8 @@ export async function mintCredential(rc: RouterContext, principal: ApiKeyCaller,
       protocol: issued.row.protocol,
       credential: {
         transport: 'header',
-        name: issued.credential.credential.name,
-        value: issued.credential.credential.value,
+        name: issued.signed.header.name,
+        value: issued.signed.header.value,
       },
       settlement: settlementRecord(issued.row),
       fee: feeRecord(issued.fees, true),

@@ -3,14 +3,21 @@
 import type { ApiKeyCaller } from '../auth/caller.js';
 import type { UpstreamAnswer } from '../protocols/payment.js';
 import { AppError } from '../errors/app-error.js';
-import { type Failed, type OutgoingHeaders, REASON, type Refused, upstreamAppError } from '../upstream/index.js';
+import {
+  type CredentialHeader,
+  type Failed,
+  type OutgoingHeaders,
+  REASON,
+  type Refused,
+  upstreamAppError,
+} from '../upstream/index.js';
 import { chooseFromAnswer } from './choose.js';
-import type { RouterContext } from './context.js';
+import type { RouterServices } from './services.js';
 import type { ClaimHandle } from './idempotency.js';
 import { spendableDelegation } from './delegation-snapshot.js';
 import { outcomeOf } from './outcome.js';
 import { type IssuedPayment, finishFeeLeg, finishPayment, issuePayment } from './pay.js';
-import { upstreamCredential } from './upstream-credential.js';
+import { toCredentialHeader } from './credential-header.js';
 
 export interface PaidAnswer<B> {
   readonly issued: IssuedPayment;
@@ -25,16 +32,16 @@ export interface PaidAnswer<B> {
  * stays Issued and its fee leg reserved, for the admin's sweep (fee-sweep.ts) to release.
  */
 async function recordOutcome(
-  rc: RouterContext,
+  services: RouterServices,
   issued: IssuedPayment,
   answer: Parameters<typeof finishPayment>[2],
   buyer: string,
   feeAfterBody: boolean,
 ): Promise<PaidAnswer<unknown>['done']> {
   try {
-    return await finishPayment(rc, issued, answer, buyer, { feeAfterBody });
+    return await finishPayment(services, issued, answer, buyer, { feeAfterBody });
   } catch (err) {
-    rc.ctx.log.error(
+    services.ctx.log.error(
       { err: err instanceof Error ? err.message : String(err), paymentId: issued.paymentId },
       'recording a paid call failed: left Issued',
     );
@@ -49,15 +56,15 @@ async function recordOutcome(
  * error is logged and the leg left reserved for the sweep, as recordOutcome does.
  */
 export async function feeAfterRelay(
-  rc: RouterContext,
+  services: RouterServices,
   issued: IssuedPayment,
   buyer: string,
   relayed: boolean,
 ): Promise<void> {
   try {
-    await finishFeeLeg(rc, issued, buyer, relayed);
+    await finishFeeLeg(services, issued, buyer, relayed);
   } catch (err) {
-    rc.ctx.log.error(
+    services.ctx.log.error(
       { err: err instanceof Error ? err.message : String(err), paymentId: issued.paymentId },
       'resolving a fee leg failed: left reserved',
     );
@@ -65,7 +72,7 @@ export async function feeAfterRelay(
 }
 
 export async function payAndResend<B>(
-  rc: RouterContext,
+  services: RouterServices,
   principal: ApiKeyCaller,
   args: {
     delegationId: string;
@@ -82,14 +89,14 @@ export async function payAndResend<B>(
     abandoned?: (() => boolean) | undefined;
   },
   resend: (
-    credential: ReturnType<typeof upstreamCredential>,
+    credential: CredentialHeader,
   ) => Promise<{ type: 'response'; status: number; headers: OutgoingHeaders; body: B } | Refused | Failed>,
 ): Promise<PaidAnswer<B>> {
-  const delegation = await spendableDelegation(rc, principal, args.delegationId);
-  const choice = chooseFromAnswer(rc, delegation, args.answer, principal.walletAddress);
+  const delegation = await spendableDelegation(services, principal, args.delegationId);
+  const choice = chooseFromAnswer(services, delegation, args.answer, principal.walletAddress);
   // Checked again here, last thing before the payment (the delegation lookup may have waited on the database).
   if (args.abandoned?.() === true) throw upstreamAppError({ type: 'failed', reason: REASON.aborted });
-  const issued = await issuePayment(rc, {
+  const issued = await issuePayment(services, {
     principal,
     delegation,
     choice,
@@ -99,10 +106,10 @@ export async function payAndResend<B>(
     claim: args.claim,
   });
   // Step 7: from here on the requestId is spent.
-  const response = await resend(upstreamCredential(issued.credential.credential));
+  const response = await resend(toCredentialHeader(issued.signed.header));
   if (response.type !== 'response') {
     // The credential may have reached the merchant: the merchant leg stays spent, the fee leg is released.
-    await recordOutcome(rc, issued, { status: 502, outcome: { type: 'issued' } }, principal.walletAddress, false);
+    await recordOutcome(services, issued, { status: 502, outcome: { type: 'issued' } }, principal.walletAddress, false);
     // After the payment the caller's request was fine: whatever refused the paid hop (an answer over the size
     // limit, a name that now resolves to a private address) is the merchant's failure, a 502 naming the payment.
     // A catalog slug's upstream is never named: the outbound module's reasons name hosts and addresses.
@@ -114,7 +121,7 @@ export async function payAndResend<B>(
     throw new AppError('BCK.HTTP.0502', details, { ...params, paymentId }, { paymentId });
   }
   const done = await recordOutcome(
-    rc,
+    services,
     issued,
     { status: response.status, outcome: outcomeOf(issued.row.protocol, response.status, response.headers) },
     principal.walletAddress,

@@ -4,15 +4,15 @@ import { uuidv7 } from '../ids.js';
 import type { ApiKeyCaller } from '../auth/caller.js';
 import type { InferEntity } from '@mikro-orm/core';
 import { bytesToHex } from 'viem';
-import { type Delegation, RouterPayment } from '../db/entities/index.js';
+import { type Delegation, type FeeStatus, RouterPayment } from '../db/entities/index.js';
 import { type SqlTx, isUniqueViolation } from '../db/sql.js';
 import { AppError } from '../errors/app-error.js';
 import { keyBytes } from '../protocols/eip3009.js';
 import { payeeRefusal } from '../protocols/payee.js';
-import { type PaymentChoice, type PaymentCredential, prepareCredential } from '../protocols/payment.js';
+import { type PaymentChoice, type SignedPayment, preparePayment } from '../protocols/payment.js';
 import { InsufficientFunds, type Movement, applyMovements } from '../settlement/token-ledger.js';
 import { SpendRefused, currencyPays, delegationAccount, reserveIn, spendRefusalError } from '../spend/index.js';
-import type { RouterContext } from './context.js';
+import type { RouterServices } from './services.js';
 import type { ClaimHandle } from './idempotency.js';
 import { type Fees, computeFees } from './fees.js';
 import { duplicateOf, insertPaymentIn, releaseFeeLegIn, resolveFeeIn, updatePaymentIn } from './payments.js';
@@ -32,7 +32,7 @@ export interface PayRequest {
 
 export interface IssuedPayment {
   readonly paymentId: string;
-  readonly credential: PaymentCredential;
+  readonly signed: SignedPayment;
   readonly fees: Fees;
   readonly row: InferEntity<typeof RouterPayment>;
 }
@@ -65,8 +65,8 @@ function legOf(choice: PaymentChoice) {
  * fee leg). Anything refused rolls all of it back, so the claim is given back and the requestId may be retried.
  * The signature needs nothing from the database, so it is made first and dropped unsent if the write is refused.
  */
-export async function issuePayment(rc: RouterContext, req: PayRequest): Promise<IssuedPayment> {
-  const { ctx } = rc;
+export async function issuePayment(services: RouterServices, req: PayRequest): Promise<IssuedPayment> {
+  const { ctx } = services;
   const leg = legOf(req.choice);
   if (!currencyPays(req.delegation.currency, leg.asset.symbol)) {
     throw new AppError('BCK.ROUTER.0001', `a ${req.delegation.currency} delegation cannot pay ${leg.asset.symbol}`);
@@ -84,7 +84,8 @@ export async function issuePayment(rc: RouterContext, req: PayRequest): Promise<
   const paymentId = uuidv7();
   const buyer = req.principal.walletAddress;
   // x402: validBefore at most ROUTER_MAX_AUTH_TTL_SECS away (a leaked credential stays spendable no longer).
-  const unsigned = prepareCredential(req.choice, buyer, { maxAuthTtlSeconds: ctx.config.ROUTER_MAX_AUTH_TTL_SECS });
+  const unsigned = preparePayment(req.choice, buyer, { maxAuthTtlSeconds: ctx.config.ROUTER_MAX_AUTH_TTL_SECS });
+  const feeStatus: FeeStatus = feeNow ? 'settled' : fees.feeAmount > 0n ? 'reserved' : 'none';
   const row = {
     id: paymentId,
     userId: req.principal.userId,
@@ -94,7 +95,7 @@ export async function issuePayment(rc: RouterContext, req: PayRequest): Promise<
     mode: req.mode,
     protocol: req.choice.type,
     x402Version: req.choice.type === 'x402' ? req.choice.version : null,
-    status: 'Issued',
+    status: 'Issued' as const,
     scheme: leg.scheme,
     network: leg.network,
     asset: leg.asset.address,
@@ -106,15 +107,15 @@ export async function issuePayment(rc: RouterContext, req: PayRequest): Promise<
     feeAmount: fees.feeAmount,
     feeCents: fees.feeCents,
     capChargedCents: fees.capChargedCents,
-    feeRecipient: fees.feeAmount > 0n ? rc.feeRecipient : null,
-    feeStatus: feeNow ? 'settled' : fees.feeAmount > 0n ? 'reserved' : 'none',
+    feeRecipient: fees.feeAmount > 0n ? services.feeRecipient : null,
+    feeStatus,
     resourceUrl: req.resourceUrl?.slice(0, 2048) ?? null,
     txHash: null,
     failureReason: null,
     authNonce: unsigned.authorization.nonce,
   };
-  const key = keyBytes(await rc.walletKeys.get(req.principal.userId));
-  const credential = unsigned.finish(bytesToHex(await rc.signer.sign(unsigned.typed, key)));
+  const key = keyBytes(await services.walletKeys.get(req.principal.userId));
+  const signed = unsigned.finish(bytesToHex(await services.signer.sign(unsigned.typed, key)));
 
   // The ledger backend: the authorization is backed by the buyer's balance, so the merchant leg moves now.
   const movements: Movement[] = [
@@ -130,7 +131,7 @@ export async function issuePayment(rc: RouterContext, req: PayRequest): Promise<
   if (feeNow)
     movements.push({
       from: buyer,
-      to: rc.feeRecipient,
+      to: services.feeRecipient,
       asset: leg.asset.address,
       amount: fees.feeAmount,
       kind: 'router_fee',
@@ -169,7 +170,7 @@ export async function issuePayment(rc: RouterContext, req: PayRequest): Promise<
     throw err;
   }
   req.claim?.spent(paymentId);
-  return { paymentId, credential, fees, row: { ...row, createdAt: now, updatedAt: now } };
+  return { paymentId, signed, fees, row: { ...row, createdAt: now, updatedAt: now } };
 }
 
 export type PaidOutcome =
@@ -184,7 +185,7 @@ export type PaidOutcome =
  */
 async function resolveFeeLegIn(
   tx: SqlTx,
-  rc: RouterContext,
+  services: RouterServices,
   issued: IssuedPayment,
   buyer: string,
   settle: boolean,
@@ -211,7 +212,7 @@ async function resolveFeeLegIn(
     [
       {
         from: buyer,
-        to: rc.feeRecipient,
+        to: services.feeRecipient,
         asset: row.asset,
         amount: fees.feeAmount,
         kind: 'router_fee',
@@ -241,14 +242,14 @@ async function feeOrRelease<T>(settle: boolean, attempt: (settle: boolean) => Pr
  * answer ended: settled when its whole body reached the caller, released when it broke off.
  */
 export async function finishFeeLeg(
-  rc: RouterContext,
+  services: RouterServices,
   issued: IssuedPayment,
   buyer: string,
   settle: boolean,
 ): Promise<void> {
-  const { ctx } = rc;
+  const { ctx } = services;
   await feeOrRelease(settle, (s) =>
-    ctx.db.sql.transaction((tx) => resolveFeeLegIn(tx, rc, issued, buyer, s, ctx.now()), { serializeOn: buyer }),
+    ctx.db.sql.transaction((tx) => resolveFeeLegIn(tx, services, issued, buyer, s, ctx.now()), { serializeOn: buyer }),
   );
 }
 
@@ -259,13 +260,13 @@ export async function finishFeeLeg(
  * `feeDeferred` says so. The merchant leg is never released once sent.
  */
 export async function finishPayment(
-  rc: RouterContext,
+  services: RouterServices,
   issued: IssuedPayment,
   answer: { status: number; outcome: PaidOutcome },
   buyer: string,
   opts: { feeAfterBody?: boolean } = {},
 ): Promise<{ status: string; txHash: string | null; feeDeferred: boolean }> {
-  const { ctx } = rc;
+  const { ctx } = services;
   const { row } = issued;
   const o = answer.outcome;
   const status = o.type === 'settled' ? 'Settled' : o.type === 'rejected' ? 'Failed' : 'Issued';
@@ -279,7 +280,7 @@ export async function finishPayment(
   const settle = async (tryFee: boolean): Promise<boolean> =>
     ctx.db.sql.transaction(
       async (tx) => {
-        if (!feeDeferred) await resolveFeeLegIn(tx, rc, issued, buyer, tryFee, now);
+        if (!feeDeferred) await resolveFeeLegIn(tx, services, issued, buyer, tryFee, now);
         return updatePaymentIn(tx, row.id, 'Issued', { status, txHash, failureReason }, now);
       },
       { serializeOn: buyer },

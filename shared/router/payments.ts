@@ -2,7 +2,7 @@
 import type { InferEntity } from '@mikro-orm/core';
 import type { ServiceContext } from '../context.js';
 import { raw } from '@mikro-orm/sql';
-import { RouterPayment } from '../db/entities/index.js';
+import { type FeeStatus, type PaymentStatus, RouterPayment } from '../db/entities/index.js';
 import type { SqlTx } from '../db/sql.js';
 import { AppError } from '../errors/app-error.js';
 import { delegationAccount, releaseIn } from '../spend/index.js';
@@ -88,8 +88,8 @@ export async function paymentIdOf(ctx: ServiceContext, userId: string, requestId
 export async function updatePaymentIn(
   tx: SqlTx,
   paymentId: string,
-  from: string,
-  to: { status: string; txHash: string | null; failureReason: string | null },
+  from: PaymentStatus,
+  to: { status: PaymentStatus; txHash: string | null; failureReason: string | null },
   now: Date,
 ): Promise<boolean> {
   const n = await tx.run(
@@ -144,8 +144,8 @@ export async function releaseFeeLegIn(
 export async function setPaymentStatus(
   ctx: ServiceContext,
   paymentId: string,
-  from: readonly string[],
-  to: { status: string; txHash?: string | null; failureReason?: string | null; feeStatus?: string },
+  from: readonly PaymentStatus[],
+  to: { status: PaymentStatus; txHash?: string | null; failureReason?: string | null; feeStatus?: FeeStatus },
 ): Promise<boolean> {
   const n = await ctx.db
     .em()
@@ -234,7 +234,7 @@ function whereOf(userId: string, q: Omit<PaymentQuery, 'limit'>) {
     userId,
     // Payments are written Issued in one transaction; a Pending row can only be a claim an earlier version left
     // behind (a crash between its claim and its signature): never a payment.
-    status: { $ne: 'Pending' },
+    status: { $ne: 'Pending' as const },
     ...(q.delegationId === undefined ? {} : { delegationId: q.delegationId }),
     ...(Object.keys(createdAt).length === 0 ? {} : { createdAt }),
   };

@@ -6,7 +6,7 @@ import type { UpstreamResult } from '../upstream/index.js';
 import { REASON, upstreamAppError } from '../upstream/index.js';
 import { resolveSlug, slugUpstreamError } from './catalog.js';
 import { payAndResend } from './pay-and-resend.js';
-import type { RouterContext } from './context.js';
+import type { RouterServices } from './services.js';
 import { feeRecord } from './fees.js';
 import { withClaim } from './idempotency.js';
 import { headerOf } from './outcome.js';
@@ -62,8 +62,11 @@ function responseOrThrow(
   throw slug === undefined ? upstreamAppError(r) : slugUpstreamError(r, slug);
 }
 
-export async function targetUrl(rc: RouterContext, body: Pick<RouteBody, 'url' | 'slug' | 'path'>): Promise<string> {
-  if (body.slug !== undefined) return (await resolveSlug(rc.ctx, body.slug, body.path)).toString();
+export async function targetUrl(
+  services: RouterServices,
+  body: Pick<RouteBody, 'url' | 'slug' | 'path'>,
+): Promise<string> {
+  if (body.slug !== undefined) return (await resolveSlug(services.ctx, body.slug, body.path)).toString();
   if (body.url === undefined) throw new AppError('BCK.ROUTER.0001', 'exactly one of url and slug is required');
   return body.url;
 }
@@ -73,8 +76,8 @@ export async function targetUrl(rc: RouterContext, body: Pick<RouteBody, 'url' |
  * free), taken before the request body is read, so a user's parallel uploads are bounded too. The function gives
  * it back (once; later calls do nothing).
  */
-export function routerSlot(rc: RouterContext, principal: ApiKeyCaller): () => void {
-  const release = rc.limiter.acquire(principal.userId);
+export function routerSlot(services: RouterServices, principal: ApiKeyCaller): () => void {
+  const release = services.limiter.acquire(principal.userId);
   if (release === undefined) throw new AppError('BCK.ROUTER.0007', 'too many router calls in flight for this user');
   return release;
 }
@@ -92,27 +95,27 @@ function upstreamPayload(value: unknown, headers: Record<string, string>): strin
 }
 
 /** Mode B. `slot` is the caller's routerSlot: a duplicate requestId gives it back while it waits (idempotency.ts). */
-export async function routePaid(rc: RouterContext, principal: ApiKeyCaller, body: RouteBody, slot: () => void) {
+export async function routePaid(services: RouterServices, principal: ApiKeyCaller, body: RouteBody, slot: () => void) {
   // Refused before anything is held: a body we could not serialize would otherwise throw (a 500) below.
   if (exceedsJsonDepth(body.body, MAX_ROUTE_JSON_DEPTH)) {
     const issue = `body.body: nests arrays/objects deeper than ${MAX_ROUTE_JSON_DEPTH} levels`;
     throw new AppError('BCK.ROUTER.0001', issue, { issues: [issue] });
   }
   return withClaim(
-    rc,
+    services,
     principal,
     body.requestId,
     async (claim) => {
-      const url = await targetUrl(rc, body);
+      const url = await targetUrl(services, body);
       const headers: Record<string, string> = { ...(body.headers ?? {}) };
       const payload =
         body.body !== undefined && body.method !== 'GET' ? upstreamPayload(body.body, headers) : undefined;
       // Both hops buffer at most ROUTER_MAX_ROUTE_BODY_BYTES: the answer is parsed and re-serialized whole, which
       // takes many times its size in heap (the streaming relay's 100 MB cap is for /router/proxy).
-      const maxBodyBytes = rc.ctx.config.ROUTER_MAX_ROUTE_BODY_BYTES;
+      const maxBodyBytes = services.ctx.config.ROUTER_MAX_ROUTE_BODY_BYTES;
       const call = { url, method: body.method, headers, body: payload, maxBodyBytes };
       // Step 4: probe without payment. A free answer touches no database and leaves no record.
-      const probe = responseOrThrow(await rc.upstream.request(call), maxBodyBytes, body.slug);
+      const probe = responseOrThrow(await services.upstream.request(call), maxBodyBytes, body.slug);
       // Free: withClaim gives the claim back as the request ends.
       if (probe.status !== 402) return { status: probe.status, body: relayBody(probe), paid: false };
       const answerText = probe.body.length <= MAX_402_BODY_BYTES ? probe.body.toString('utf8') : undefined;
@@ -121,7 +124,7 @@ export async function routePaid(rc: RouterContext, principal: ApiKeyCaller, body
         response: paid,
         done,
       } = await payAndResend(
-        rc,
+        services,
         principal,
         {
           delegationId: body.delegationId,
@@ -136,7 +139,7 @@ export async function routePaid(rc: RouterContext, principal: ApiKeyCaller, body
           claim,
           slug: body.slug,
         },
-        (credential) => rc.upstream.request({ ...call, credential }),
+        (credential) => services.upstream.request({ ...call, credential }),
       );
       return {
         status: paid.status,

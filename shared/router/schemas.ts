@@ -12,6 +12,19 @@ export const RequestId = line(200)
 // `new URL` (z.url's check) silently drops tabs and line breaks and trims C0 controls: refused before it.
 const AbsoluteHttpUrl = line(2048).pipe(z.url({ protocol: /^https?$/ }));
 
+/**
+ * The control headers of the streaming proxy (ALL /router/proxy). Node decodes header bytes as latin1, so a UTF-8
+ * value arrives as C1 characters: line() refuses it, as it does TAB (the only control HTTP lets through). Node's
+ * parser has already refused NUL, CR and LF.
+ */
+export const ProxyHeaders = z.object({
+  'x-router-target-url': line(2048).min(1),
+  'x-router-delegation-id': z.uuid(),
+  'x-router-request-id': RequestId,
+  'x-router-upstream-authorization': line(8192).optional(),
+});
+export type ProxyHeaders = z.output<typeof ProxyHeaders>;
+
 export const MintBody = z.object({
   delegationId: z.uuid(),
   protocol: z.enum(['x402', 'mpp']),

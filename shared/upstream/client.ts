@@ -8,7 +8,7 @@ import { Agent } from 'undici';
 import { createGuardedConnector } from './guarded-connect.js';
 import { collectBody } from './collect-body.js';
 import { Exchange } from './exchange.js';
-import { type IncomingHeaders, type OutgoingHeaders, type PaymentCredential, scrubRequestHeaders } from './headers.js';
+import { type IncomingHeaders, type OutgoingHeaders, type CredentialHeader, scrubRequestHeaders } from './headers.js';
 import { type UpstreamLimitsInput, parseLimits } from './limits.js';
 import { checkMethod } from './method-policy.js';
 import { type Failed, type Refused, outcomeOf } from './outcomes.js';
@@ -39,7 +39,7 @@ export interface UpstreamRequest {
   /** Sent as `Authorization` (X-Router-Upstream-Authorization); dropped if it uses the Payment scheme. */
   upstreamAuthorization?: string | undefined;
   /** The router's own payment credential for a paid re-send. */
-  credential?: PaymentCredential | undefined;
+  credential?: CredentialHeader | undefined;
   /** A smaller byte cap for this call than the upstream's (e.g. reading a 402 body). */
   maxBodyBytes?: number | undefined;
   /** Abort the call (e.g. our own client went away). */

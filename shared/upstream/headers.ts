@@ -15,7 +15,7 @@ export type OutgoingHeaders = Record<string, string | string[]>;
  * `authorization` (MPP: `Authorization: Payment <credential>`), or the field an MPP challenge's `header` parameter
  * names (mppx `requiresAuth`: `Payment-Authorization`), which credentialHeaderRefusal has accepted.
  */
-export interface PaymentCredential {
+export interface CredentialHeader {
   readonly name: string;
   readonly value: string;
 }
@@ -203,7 +203,7 @@ export type ScrubbedRequestHeaders = { ok: true; headers: OutgoingHeaders } | { 
  */
 export function scrubRequestHeaders(
   incoming: IncomingHeaders,
-  extra: { upstreamAuthorization?: string | undefined; credential?: PaymentCredential | undefined } = {},
+  extra: { upstreamAuthorization?: string | undefined; credential?: CredentialHeader | undefined } = {},
 ): ScrubbedRequestHeaders {
   const headers: OutgoingHeaders = {};
   const connectionNamed = connectionOptions(connectionField(incoming));

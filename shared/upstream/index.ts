@@ -12,7 +12,7 @@ export {
 export {
   type IncomingHeaders,
   type OutgoingHeaders,
-  type PaymentCredential,
+  type CredentialHeader,
   credentialHeaderRefusal,
   scrubRequestHeaders,
   scrubResponseHeaders,

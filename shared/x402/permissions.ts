@@ -15,7 +15,7 @@ import type { ActingUser } from '../auth/caller.js';
 import { creditBalance } from '../credits/lots.js';
 import { sha256Hex } from '../crypto/hashing.js';
 import { type PlanRow, planOr404, visibleAgentOr404 } from '../credits/lookup.js';
-import { AgentPlan, Delegation, X402Permission } from '../db/entities/index.js';
+import { AgentPlan, Delegation, type PermissionStatus, X402Permission } from '../db/entities/index.js';
 import type { Em } from '../db/orm.js';
 import { effectiveStatus } from '../delegations/records.js';
 import { AppError } from '../errors/app-error.js';
@@ -32,8 +32,6 @@ import {
 } from './permission-token.js';
 import type { PermissionToken } from './schemas.js';
 import type { CreatePermissionBody, ListPermissionsQuery } from './wire.js';
-
-export type PermissionStatus = 'Active' | 'Revoked';
 
 /** The caller of the permission endpoints: the subscriber, through one of its API keys. */
 export interface PermissionCaller extends ActingUser {
@@ -247,7 +245,7 @@ export async function createPermission(
     // Never the signature itself: with the row's other fields it IS the bearer token (verify needs only to
     // recognise it).
     signatureHash: sha256Hex(signature),
-    status: 'Active',
+    status: 'Active' as const,
     usedCredits: 0n,
     revokedAt: null,
     createdAt: now,

@@ -78,6 +78,7 @@ export const CreditBurn = defineEntity({
     amount: p.type(Int64Type),
     tag: p.string().nullable(),
     description: p.text().nullable(),
+    /** A sub-task's status as its caller wrote it (SubTaskBody: free text): not a state of ours, so no enum. */
     status: p.string().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
   },

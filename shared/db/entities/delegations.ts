@@ -2,9 +2,13 @@ import { defineEntity, p } from '@mikro-orm/core';
 import { Int64Type } from '../int64-type.js';
 
 /**
- * A capped, expiring spending authority. Stored status is Active or Revoked; Expired and Exhausted
- * are derived on read from expiresAt and the spent amount, so no job has to flip them.
+ * What a delegation row's status may hold: Active or Revoked. Expired and Exhausted are derived on read from
+ * expiresAt and the spent amount (delegations/records.ts), so no job has to flip them and they are never stored.
  */
+export const DELEGATION_STORED_STATUSES = ['Active', 'Revoked'] as const;
+export type DelegationStoredStatus = (typeof DELEGATION_STORED_STATUSES)[number];
+
+/** A capped, expiring spending authority, charged only through the spend module (shared/spend). */
 export const Delegation = defineEntity({
   name: 'Delegation',
   tableName: 'delegation',
@@ -13,7 +17,7 @@ export const Delegation = defineEntity({
     id: p.string().primary(),
     userId: p.string(),
     provider: p.string(),
-    status: p.string(),
+    status: p.enum(DELEGATION_STORED_STATUSES),
     currency: p.string(),
     spendingLimitCents: p.type(Int64Type),
     amountSpentCents: p.type(Int64Type).default(0),

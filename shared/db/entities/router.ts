@@ -2,8 +2,23 @@ import { defineEntity, p } from '@mikro-orm/core';
 import { Int64Type } from '../int64-type.js';
 
 /**
- * The router payment record. The unique (userId, requestId) key is the
- * durable idempotency claim of router flow step 6 (docs/architecture.md). Amounts are atomic units of `asset`; cents are the cap charge.
+ * A payment is written Issued (its issuance transaction) and moves once to Settled (a receipt or /settled) or
+ * Failed (the merchant refused the paid call). `Pending` is never written now: an earlier version wrote a claim
+ * row first, and one left behind by a crash is read only to be skipped (payments.ts whereOf, fee-sweep.ts).
+ */
+export const PAYMENT_STATUSES = ['Issued', 'Settled', 'Failed', 'Pending'] as const;
+export type PaymentStatus = (typeof PAYMENT_STATUSES)[number];
+
+/**
+ * The fee leg: `none` (no fee), `reserved` (mode B: waiting for an answer the caller received), `settled` (moved
+ * to the fee recipient) or `released` (its cap share given back); it leaves `reserved` once.
+ */
+export const FEE_STATUSES = ['none', 'reserved', 'settled', 'released'] as const;
+export type FeeStatus = (typeof FEE_STATUSES)[number];
+
+/**
+ * The router payment record. The unique (userId, requestId) key is the durable idempotency claim across processes
+ * (docs/architecture.md, the payment router's step 6). Amounts are atomic units of `asset`; cents are the cap charge.
  */
 export const RouterPayment = defineEntity({
   name: 'RouterPayment',
@@ -28,8 +43,7 @@ export const RouterPayment = defineEntity({
     mode: p.string(),
     protocol: p.string(),
     x402Version: p.integer().nullable(),
-    /** Issued | Settled | Failed. */
-    status: p.string(),
+    status: p.enum(PAYMENT_STATUSES),
     scheme: p.string(),
     network: p.string(),
     asset: p.string(),
@@ -43,8 +57,7 @@ export const RouterPayment = defineEntity({
     feeCents: p.type(Int64Type),
     capChargedCents: p.type(Int64Type),
     feeRecipient: p.string().nullable(),
-    /** none | reserved | settled | released. */
-    feeStatus: p.string(),
+    feeStatus: p.enum(FEE_STATUSES),
     resourceUrl: p.text().nullable(),
     txHash: p.string().nullable(),
     failureReason: p.text().nullable(),

@@ -1,7 +1,11 @@
 import { defineEntity, p } from '@mikro-orm/core';
 import { Int64Type } from '../int64-type.js';
 
-/** A delegated x402 permission; the primary key is the EIP-712 typed-data hash. */
+/** A permission is Active until revoked; settle burns only `where status = 'Active'` (x402/settle.ts). */
+export const PERMISSION_STATUSES = ['Active', 'Revoked'] as const;
+export type PermissionStatus = (typeof PERMISSION_STATUSES)[number];
+
+/** A delegated x402 permission; the primary key is the EIP-712 typed-data hash (the permission id). */
 export const X402Permission = defineEntity({
   name: 'X402Permission',
   tableName: 'x402_permission',
@@ -21,7 +25,7 @@ export const X402Permission = defineEntity({
     nonce: p.string(),
     /** SHA-256 (hex) of the signature as issued; the signature itself is never stored (it completes the token). */
     signatureHash: p.string(),
-    status: p.string(),
+    status: p.enum(PERMISSION_STATUSES),
     usedCredits: p.type(Int64Type).default(0),
     revokedAt: p.datetime().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),

@@ -8,6 +8,7 @@ import { Migration20261123160054_fee_reserved } from './Migration20261123160054_
 import { Migration20261124030100_credit_holding } from './Migration20261124030100_credit_holding.js';
 import { Migration20261124030200_permission_signature_hash } from './Migration20261124030200_permission_signature_hash.js';
 import { Migration20261124050000_idempotency_key } from './Migration20261124050000_idempotency_key.js';
+import { Migration20261124060000_status_enums } from './Migration20261124060000_status_enums.js';
 
 export const postgresqlMigrations: MigrationObject[] = [
   { name: 'Migration20261121233749_initial', class: Migration20261121233749_initial },
@@ -20,4 +21,5 @@ export const postgresqlMigrations: MigrationObject[] = [
     class: Migration20261124030200_permission_signature_hash,
   },
   { name: 'Migration20261124050000_idempotency_key', class: Migration20261124050000_idempotency_key },
+  { name: 'Migration20261124060000_status_enums', class: Migration20261124060000_status_enums },
 ];

@@ -1,4 +1,4 @@
-// What the router services need, built once per proxy process.
+// The payment router's services and caches, built once per proxy process and handed to every router call.
 import type { ServiceContext } from '../context.js';
 import type { DigestSigner } from '../protocols/digest-signer.js';
 import type { Upstream } from '../upstream/index.js';
@@ -7,7 +7,7 @@ import type { ConcurrencyLimiter } from './concurrency.js';
 import type { DelegationSnapshots } from './delegation-snapshot.js';
 import type { WalletKeyCache } from './wallet-keys.js';
 
-export interface RouterContext {
+export interface RouterServices {
   readonly ctx: ServiceContext;
   readonly claims: ClaimStore;
   readonly limiter: ConcurrencyLimiter;

@@ -1,20 +1,21 @@
-// Relays every path the proxy does not serve to the admin process (docs/architecture.md). An explicit keep-alive
-// agent matters: without it http-proxy-3 opens a connection per request and halves throughput (BENCHMARKS.md).
+// Forwards every path the proxy does not serve to the admin process (docs/architecture.md, "Forwarding"). An
+// explicit keep-alive agent matters: without it http-proxy-3 opens a connection per request and halves throughput
+// (BENCHMARKS.md).
 import { Agent, type ClientRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createProxyServer } from 'http-proxy-3';
 
-export interface RelayHandlers {
+export interface ForwardHandlers {
   /** The admin process could not be reached or did not answer. */
   onError(err: Error): void;
   /**
    * The request's body did not arrive within the bound and no answer has begun: answer 408 and close the
-   * connection. The relayed request has been aborted.
+   * connection. The forwarded request has been aborted.
    */
   onBodyTimeout(timeoutMs: number): void;
 }
 
-export interface Relay {
-  forward(req: IncomingMessage, res: ServerResponse, handlers: RelayHandlers): void;
+export interface AdminForwarder {
+  forward(req: IncomingMessage, res: ServerResponse, handlers: ForwardHandlers): void;
   close(): void;
 }
 
@@ -24,24 +25,24 @@ const hasBody = (req: IncomingMessage): boolean =>
   (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0');
 
 /**
- * `bodyTimeoutMs` (ADMIN_BODY_TIMEOUT_MS) bounds the time a relayed request's body may take once its headers are
+ * `bodyTimeoutMs` (ADMIN_BODY_TIMEOUT_MS) bounds the time a forwarded request's body may take once its headers are
  * in. The body is streamed to the admin process as it arrives, so a client that stalls or trickles would otherwise
- * hold a proxy connection and a connection of the relay's pool until Node's requestTimeout backstop; past the
- * bound the relayed request is aborted and the client answered 408, as the admin process answers on its own port.
+ * hold a proxy connection and a connection of the forwarder's pool until Node's requestTimeout backstop; past the
+ * bound the forwarded request is aborted and the client answered 408, as the admin process answers on its own port.
  */
-export function createAdminRelay(adminUrl: string, bodyTimeoutMs: number): Relay {
+export function createAdminForwarder(adminUrl: string, bodyTimeoutMs: number): AdminForwarder {
   const agent = new Agent({ keepAlive: true, maxSockets: 256, maxFreeSockets: 64 });
   const proxy = createProxyServer({ target: adminUrl, agent, xfwd: true, proxyTimeout: 60_000 });
-  /** The outgoing request of each relayed request whose body is still arriving (to abort it when it is late). */
+  /** The outgoing request of each forwarded request whose body is still arriving (to abort it when it is late). */
   const outgoing = new WeakMap<IncomingMessage, ClientRequest>();
-  /** Relayed requests given up on: their outgoing request, if it has none yet, is aborted when it is made. */
+  /** Forwarded requests given up on: their outgoing request, if it has none yet, is aborted when it is made. */
   const late = new WeakSet<IncomingMessage>();
   proxy.on('proxyReq', (proxyReq, req) => {
     if (late.has(req)) proxyReq.destroy();
     else if (!req.complete && hasBody(req)) outgoing.set(req, proxyReq);
   });
 
-  function watchBody(req: IncomingMessage, res: ServerResponse, handlers: RelayHandlers): void {
+  function watchBody(req: IncomingMessage, res: ServerResponse, handlers: ForwardHandlers): void {
     const timer = setTimeout(() => {
       if (req.complete) return;
       late.add(req);
@@ -72,7 +73,7 @@ export function createAdminRelay(adminUrl: string, bodyTimeoutMs: number): Relay
     forward(req, res, handlers) {
       if (hasBody(req) && !req.complete) watchBody(req, res, handlers);
       proxy.web(req, res, {}, (err: Error) => {
-        // Aborting a late request's relay is ours, not the admin process's failure: its 408 is already answered.
+        // Aborting a late forwarded request is ours, not the admin process's failure: its 408 is already answered.
         if (!late.has(req)) handlers.onError(err);
       });
     },

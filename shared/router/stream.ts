@@ -1,0 +1,120 @@
+// The streaming variant of mode B (ALL /api/v1/router/proxy, aliases /api/v1/proxy and /proxy): the request body
+// is buffered (a paid call re-sends it), the answer streams back with X-Router-Payment-*. Steps as in route.ts;
+// the caller's connection is reached only through the CallerChannel port (caller-channel.ts).
+import type { Readable } from 'node:stream';
+import type { ApiKeyCaller } from '../auth/caller.js';
+import { AppError } from '../errors/app-error.js';
+import { type IncomingHeaders, UpstreamStreamError, upstreamAppError } from '../upstream/index.js';
+import type { CallerChannel } from './caller-channel.js';
+import { withClaim } from './idempotency.js';
+import { headerOf } from './outcome.js';
+import { feeAfterRelay, payAndResend } from './pay-and-resend.js';
+import type { ProxyHeaders } from './schemas.js';
+import type { RouterServices } from './services.js';
+
+/** The body a 402 must fit in to be read for its requirements (x402 v1 puts them in the JSON body). */
+const MAX_402_BODY_BYTES = 256 * 1024;
+
+export interface StreamRequest {
+  /** The X-Router-* control headers, parsed (schemas.ts ProxyHeaders). */
+  readonly control: ProxyHeaders;
+  readonly method: string;
+  /** Every header as received: the outbound module's scrubber drops X-Router-* (ours) with the rest it drops. */
+  readonly headers: IncomingHeaders;
+}
+
+/** The whole body as text, or undefined past `limit` bytes (the stream is then destroyed). */
+async function readAll(body: Readable, limit: number): Promise<string | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const c of body) {
+    const b = c as Buffer;
+    size += b.length;
+    if (size > limit) {
+      body.destroy();
+      return undefined;
+    }
+    chunks.push(b);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/**
+ * The streaming mode B call. `slot` is the caller's routerSlot, taken before the body is read: a duplicate
+ * requestId gives it back while it waits (idempotency.ts).
+ */
+export async function proxyStream(
+  services: RouterServices,
+  principal: ApiKeyCaller,
+  request: StreamRequest,
+  caller: CallerChannel,
+  slot: () => void,
+): Promise<void> {
+  const h = request.control;
+  await withClaim(
+    services,
+    principal,
+    h['x-router-request-id'],
+    async (claim) => {
+      const body = await caller.readBody();
+      const call = {
+        url: h['x-router-target-url'],
+        method: request.method,
+        headers: request.headers,
+        body: body.length > 0 ? body : undefined,
+        upstreamAuthorization: h['x-router-upstream-authorization'],
+      };
+      const probe = await services.upstream.stream(call);
+      if (probe.type !== 'response') throw upstreamAppError(probe);
+      if (probe.status !== 402) {
+        // Free: the claim ends now, not when the (possibly long) answer has streamed.
+        claim.release();
+        await caller.relay(probe);
+        return;
+      }
+      // A 402 whose body breaks off (reset, stall) is the merchant's failure: 502, as /router/route answers it.
+      const text = await readAll(probe.body, MAX_402_BODY_BYTES).catch((err: unknown) => {
+        throw err instanceof UpstreamStreamError
+          ? upstreamAppError(err.outcome)
+          : new AppError('BCK.HTTP.0502', "the merchant's 402 answer broke off");
+      });
+      const {
+        issued,
+        response: paid,
+        done,
+      } = await payAndResend(
+        services,
+        principal,
+        {
+          delegationId: h['x-router-delegation-id'],
+          answer: { header: (n) => headerOf(probe.headers, n), body: text },
+          mode: 'proxy',
+          requestId: h['x-router-request-id'],
+          resourceUrl: call.url,
+          claim,
+          feeAfterBody: true,
+          // The caller left while the merchant answered: no payment for an answer nobody will receive. (The
+          // unpaid call itself runs to its end, bounded by the outbound timeouts: cutting it short would take an
+          // AbortController and an EventTarget listener on every relayed request; the relay frees a caller who
+          // left.)
+          abandoned: () => caller.left(),
+        },
+        (credential) => services.upstream.stream({ ...call, credential }),
+      );
+      caller.paid(issued.paymentId);
+      let relayed = false;
+      try {
+        relayed = await caller.relay(paid, {
+          'x-router-payment-id': issued.paymentId,
+          'x-router-payment-status': done.status,
+          ...(done.txHash === null ? {} : { 'x-router-tx-hash': done.txHash }),
+        });
+      } finally {
+        // The fee is earned by an answer the caller received whole; one that broke off (the merchant failed, a
+        // cap, our caller left) releases it, as /router/route does when it cannot read the answer.
+        if (done.feeDeferred) await feeAfterRelay(services, issued, principal.walletAddress, relayed);
+      }
+    },
+    { beforeWait: slot },
+  );
+}
