@@ -17,7 +17,7 @@ import {
 import { AppError } from '../shared/errors/app-error.js';
 import { chooseFromAnswer } from '../shared/router/choose.js';
 import type { RouterServices } from '../shared/router/services.js';
-import type { DelegationRow } from '../shared/router/pay.js';
+import type { DelegationRow } from '../shared/router/delegation-snapshot.js';
 import { toCredentialHeader } from '../shared/router/credential-header.js';
 import { credentialHeaderRefusal, scrubRequestHeaders } from '../shared/upstream/headers.js';
 import { assetOf } from './support/merchants/fixtures.js';

@@ -7,7 +7,7 @@ import * as PaymentRequest from '../shared/protocols/mpp/PaymentRequest.js';
 import { preparePayment } from '../shared/protocols/payment.js';
 import { chooseFromAnswer } from '../shared/router/choose.js';
 import type { RouterServices } from '../shared/router/services.js';
-import type { DelegationRow } from '../shared/router/pay.js';
+import type { DelegationRow } from '../shared/router/delegation-snapshot.js';
 import { assetOf } from './support/merchants/fixtures.js';
 import { PAY_TO, v2Option } from './support/offers.js';
 

@@ -7,7 +7,7 @@ import { AppError, toEnvelope } from '../../shared/errors/app-error.js';
 import { fingerprint } from '../../shared/idempotency/fingerprint.js';
 import { IDEMPOTENCY_HEADER, IdempotencyKey, REPLAYED_HEADER } from '../../shared/idempotency/key.js';
 import { type StoredAnswer, abandon, claim, complete } from '../../shared/idempotency/store.js';
-import type { AdminRouterContext } from './route.js';
+import type { AdminRouterContext } from './state.js';
 import { parse } from './validate.js';
 
 export interface IdempotencyScope {

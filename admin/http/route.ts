@@ -1,14 +1,13 @@
 // The admin routes as declarations, one line each (method, path, who may call, handler): readable, and enumerable
 // so a test can check every route's access. A route authorizes its caller as its first step, before anything of
 // the request is read.
-import type { RouterContext } from '@koa/router';
 import type { ActingUser } from '../../shared/auth/caller.js';
 import type { CredentialResolver } from '../../shared/auth/credential-resolver.js';
 import type { RouteAccess } from '../../shared/auth/route-access.js';
 import type { IdempotencyRunner } from './idempotent.js';
-import type { AdminState } from './state.js';
+import type { AdminRouterContext } from './state.js';
 
-export type AdminRouterContext = RouterContext<AdminState>;
+export type { AdminRouterContext };
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
 

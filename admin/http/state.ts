@@ -1,3 +1,4 @@
+import type { RouterContext } from '@koa/router';
 import type { ParameterizedContext } from 'koa';
 import type { Logger } from '../../shared/log.js';
 
@@ -9,3 +10,6 @@ export interface AdminState {
 }
 
 export type AdminContext = ParameterizedContext<AdminState>;
+
+/** The context a matched route's handler gets (with `params`). */
+export type AdminRouterContext = RouterContext<AdminState>;

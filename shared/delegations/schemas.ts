@@ -1,14 +1,13 @@
 import { z } from 'zod';
 import { EvmAddress } from '../address.js';
 import { PositiveAmount } from '../money.js';
+import { CURRENCIES } from '../spend/currency.js';
 import { line, wholeNumber } from '../text.js';
 
 export const FIAT_PROVIDERS = ['stripe', 'braintree', 'visa'] as const;
 export const PROVIDERS = ['erc4337', ...FIAT_PROVIDERS] as const;
-export const CURRENCIES = ['usd', 'eur', 'usdc', 'eurc'] as const;
 
 export type Provider = (typeof PROVIDERS)[number];
-export type Currency = (typeof CURRENCIES)[number];
 export type DelegationStatus = 'Active' | 'Revoked' | 'Expired' | 'Exhausted';
 
 /** One trillion cents (ten billion units): a cap above this is a typo, not a budget. */

@@ -10,7 +10,7 @@ import type { NoChoice } from '../protocols/reasons.js';
 import { credentialHeaderRefusal } from '../upstream/index.js';
 import { currencyPays, fundedSymbol } from '../spend/index.js';
 import type { RouterServices } from './services.js';
-import type { DelegationRow } from './pay.js';
+import type { DelegationRow } from './delegation-snapshot.js';
 
 /** `payer`: the buyer's custodial wallet, which an offer may not name as its payee. */
 export function chooseOptions(services: RouterServices, delegation: DelegationRow, payer: string) {

@@ -1,11 +1,10 @@
 import { LRUCache } from 'lru-cache';
-import type { ApiKeyCaller } from '../auth/caller.js';
 import type { ServiceContext } from '../context.js';
+import type { InferEntity } from '@mikro-orm/core';
 import { Delegation } from '../db/entities/index.js';
-import { AppError } from '../errors/app-error.js';
-import { delegationAccount, predictDelegationRefusal, refusalError } from '../spend/index.js';
-import type { RouterServices } from './services.js';
-import type { DelegationRow } from './pay.js';
+
+/** A delegation row as read (an entity's plain fields). */
+export type DelegationRow = InferEntity<typeof Delegation>;
 
 export interface DelegationSnapshots {
   /** The owner's delegation as read at most `ttlMs` ago, or null when it is not the owner's. */
@@ -38,27 +37,4 @@ export function createDelegationSnapshots(
       return d;
     },
   };
-}
-
-/**
- * The caller's own erc4337 delegation, for early refusal and for choosing (currency, allowed recipients). The
- * issuance transaction's conditional UPDATE decides the spend; this only refuses what cannot succeed.
- */
-export async function spendableDelegation(
-  services: RouterServices,
-  principal: ApiKeyCaller,
-  delegationId: string,
-): Promise<DelegationRow> {
-  const d = await services.delegations.get(principal.userId, delegationId);
-  const account = delegationAccount(delegationId, principal.userId);
-  if (d === null) throw refusalError(account, { reason: 'not_found' });
-  if (d.provider !== 'erc4337')
-    throw new AppError('BCK.ROUTER.0001', 'the router pays with erc4337 delegations only', { delegationId });
-  if (d.apiKeyId != null && d.apiKeyId !== principal.apiKeyId) {
-    throw new AppError('BCK.ROUTER.0003', 'this API key may not spend against the delegation', { delegationId });
-  }
-  // Any payment charges at least one cent: a cap with nothing left is refused here (as "exhausted").
-  const refused = predictDelegationRefusal(d, 1n, services.ctx.now());
-  if (refused !== undefined) throw refusalError(account, refused);
-  return d;
 }

@@ -6,7 +6,7 @@ import { MAX_JSON_DEPTH, exceedsJsonDepth } from '../protocols/json-depth.js';
 import { type UpstreamAnswer, malformedOffer } from '../protocols/payment.js';
 import { chooseFromAnswer, refusal } from './choose.js';
 import type { RouterServices } from './services.js';
-import { spendableDelegation } from './delegation-snapshot.js';
+import { spendableDelegation } from './spendable-delegation.js';
 import { feeRecord } from './fees.js';
 import { withClaim } from './idempotency.js';
 import { issuePayment } from './pay.js';

@@ -14,7 +14,7 @@ import {
 import { chooseFromAnswer } from './choose.js';
 import type { RouterServices } from './services.js';
 import type { ClaimHandle } from './idempotency.js';
-import { spendableDelegation } from './delegation-snapshot.js';
+import { spendableDelegation } from './spendable-delegation.js';
 import { outcomeOf } from './outcome.js';
 import { type IssuedPayment, finishFeeLeg, finishPayment, issuePayment } from './pay.js';
 import { toCredentialHeader } from './credential-header.js';

@@ -4,7 +4,8 @@ import { uuidv7 } from '../ids.js';
 import type { ApiKeyCaller } from '../auth/caller.js';
 import type { InferEntity } from '@mikro-orm/core';
 import { bytesToHex } from 'viem';
-import { type Delegation, type FeeStatus, RouterPayment } from '../db/entities/index.js';
+import { type FeeStatus, RouterPayment } from '../db/entities/index.js';
+import type { DelegationRow } from './delegation-snapshot.js';
 import { type SqlTx, isUniqueViolation } from '../db/sql.js';
 import { AppError } from '../errors/app-error.js';
 import { keyBytes } from '../protocols/eip3009.js';
@@ -16,8 +17,6 @@ import type { RouterServices } from './services.js';
 import type { ClaimHandle } from './idempotency.js';
 import { type Fees, computeFees } from './fees.js';
 import { duplicateOf, insertPaymentIn, releaseFeeLegIn, resolveFeeIn, updatePaymentIn } from './payments.js';
-
-export type DelegationRow = InferEntity<typeof Delegation>;
 
 export interface PayRequest {
   readonly principal: ApiKeyCaller;

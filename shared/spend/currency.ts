@@ -4,7 +4,10 @@
 // would need an exchange rate the service does not have. A card-backed delegation is charged in the fiat
 // currency of the same unit (a usdc cap is charged to the card in usd).
 import type { Asset } from '../assets.js';
-import type { Currency } from '../delegations/schemas.js';
+
+/** The currencies a capped account (a delegation) may be kept in. */
+export const CURRENCIES = ['usd', 'eur', 'usdc', 'eurc'] as const;
+export type Currency = (typeof CURRENCIES)[number];
 
 interface Funding {
   /** The stablecoin the cap pays with. */
@@ -13,7 +16,7 @@ interface Funding {
   readonly fiat: 'usd' | 'eur';
 }
 
-// Typed by Currency so a currency added to the delegation schema cannot be left without a rule.
+// Typed by Currency so a currency added to the list cannot be left without a rule.
 const FUNDING: Readonly<Record<Currency, Funding>> = {
   usd: { symbol: 'USDC', fiat: 'usd' },
   usdc: { symbol: 'USDC', fiat: 'usd' },
