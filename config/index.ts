@@ -58,7 +58,7 @@ export const ConfigSchema = z
      *  that trickles its headers would otherwise hold a connection (and its memory) for ever. Default 20 s. */
     HEADERS_TIMEOUT_MS: whole.pipe(z.number().int().min(500).max(600_000)).default(20_000),
     /** Time allowed to receive the body of a request for the admin process, once its headers are in (on the admin
-     *  port, and relayed by the proxy); past it, 408 BCK.HTTP.0408 and the connection is closed. Default 60 s, as
+     *  port, and forwarded by the proxy); past it, 408 BCK.HTTP.0408 and the connection is closed. Default 60 s, as
      *  ROUTER_REQUEST_BODY_TIMEOUT_MS: a 1 MB body (BODY_LIMIT_BYTES) then needs about 140 kbit/s. */
     ADMIN_BODY_TIMEOUT_MS: whole.pipe(z.number().int().min(500).max(3_600_000)).default(60_000),
     /** Base of `docsUrl` in error envelopes. */
