@@ -23,6 +23,9 @@ export const ConfigSchema = z
     /** Public base of `{host_url}` used in docs URLs and JWT issuers. Default http://HOST:PROXY_PORT (loopback when
      *  HOST is 0.0.0.0 or ::). Set it to the address clients use when the service is exposed. */
     PUBLIC_URL: z.url().optional(),
+    /** Where the human-facing pages live (the OAuth consent page the discovery document's authorization_endpoint
+     *  names). Default PUBLIC_URL: this service serves them itself. */
+    WEB_APP_URL: z.url({ protocol: /^https?$/ }).optional(),
     /** Directory for the SQLite file and the generated secrets key. Default ./data. */
     DATA_DIR: z.string().min(1).default('./data'),
     /** Unset: SQLite at DATA_DIR/payroute.sqlite. `sqlite:<path>` or `postgres://...`. */
@@ -144,6 +147,8 @@ export type RawConfig = z.infer<typeof ConfigSchema>;
 export type Config = RawConfig & {
   adminUrl: string;
   publicUrl: string;
+  /** WEB_APP_URL without a trailing slash, or publicUrl. */
+  webAppUrl: string;
   dataDir: string;
   database: { kind: 'sqlite'; path: string } | { kind: 'postgresql'; url: string };
 };
@@ -181,12 +186,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       : url.startsWith('sqlite:')
         ? { kind: 'sqlite', path: resolve(url.slice('sqlite:'.length)) }
         : { kind: 'postgresql', url };
+  const publicUrl = (c.PUBLIC_URL ?? `http://${urlHost(c.HOST)}:${c.PROXY_PORT}`).replace(/\/$/, '');
   return {
     ...c,
     dataDir,
     database,
     adminUrl: c.ADMIN_URL ?? `http://${urlHost(c.HOST)}:${c.ADMIN_PORT}`,
-    publicUrl: (c.PUBLIC_URL ?? `http://${urlHost(c.HOST)}:${c.PROXY_PORT}`).replace(/\/$/, ''),
+    publicUrl,
+    webAppUrl: c.WEB_APP_URL?.replace(/\/$/, '') ?? publicUrl,
   };
 }
 

@@ -1,9 +1,15 @@
 import type { ServerResponse } from 'node:http';
 import { type AppError, toEnvelope } from '../shared/errors/app-error.js';
 
-export function sendJson(res: ServerResponse, status: number, body: unknown): void {
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Readonly<Record<string, string>> = {},
+): void {
   const payload = JSON.stringify(body);
   res.writeHead(status, {
+    ...headers,
     'content-type': 'application/json; charset=utf-8',
     'content-length': Buffer.byteLength(payload),
   });
@@ -15,5 +21,5 @@ export function sendError(res: ServerResponse, err: AppError, correlationId: str
     res.destroy();
     return;
   }
-  sendJson(res, err.httpStatus, toEnvelope(err, correlationId, docsUrl));
+  sendJson(res, err.httpStatus, toEnvelope(err, correlationId, docsUrl), err.headers);
 }

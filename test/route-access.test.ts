@@ -151,7 +151,14 @@ forEachDb(({ stack, test }) => {
     t.true(routes.filter((r) => r.process === 'proxy').length >= 7, 'the proxy table is enumerated');
     t.deepEqual(
       routes.filter((r) => r.public).map((r) => `${r.process} ${r.method} ${r.path}`),
-      ['admin GET /healthz', 'admin GET /.well-known/jwks.json', 'proxy GET /healthz'],
+      [
+        'admin GET /healthz',
+        'admin GET /.well-known/jwks.json',
+        'admin GET /.well-known/oauth-authorization-server',
+        'admin GET /.well-known/oauth-protected-resource',
+        'admin GET /.well-known/oauth-protected-resource/api/v1',
+        'proxy GET /healthz',
+      ],
     );
     for (const r of routes.filter((x) => !x.public)) {
       t.deepEqual(r.accepts, ['apiKey'], `${r.process} ${r.method} ${r.path}`);

@@ -27,6 +27,7 @@ export function errorHandler(docsUrl: string): Middleware<AdminState> {
       const appError = classify(err);
       if (appError.httpStatus >= 500) ctx.state.log.error({ err }, 'unhandled error');
       ctx.status = appError.httpStatus;
+      ctx.set(appError.headers);
       // The unread rest of an oversize or stalled body makes the connection unusable: say so, so clients do not
       // reuse it (RFC 9110 §7.6.1), and keep reading (and dropping) what the client still sends until it has our
       // answer (shared/lingering-close.ts).

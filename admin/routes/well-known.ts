@@ -1,13 +1,33 @@
 import { PUBLIC } from '../../shared/auth/route-access.js';
+import { authorizationServerMetadata, protectedResourceMetadata } from '../../shared/oauth/metadata.js';
 import type { AdminDeps } from '../deps.js';
 import { type AdminRoute, get } from '../http/route.js';
 
-/** Discovery, open to anyone: the service's public signing keys, which verify the tokens it issues. */
-export function wellKnownRoutes({ signer }: AdminDeps): AdminRoute[] {
+/**
+ * Discovery, open to anyone: the service's public signing keys, which verify the tokens it issues, and the OAuth
+ * metadata documents. The protected-resource document is also served at its RFC 9728 §3.1 location for the
+ * resource `{host_url}/api/v1` (the well-known name inserted before the resource's path).
+ */
+export function wellKnownRoutes({ ctx, signer }: AdminDeps): AdminRoute[] {
+  const config = ctx.config;
+  const asMetadata = authorizationServerMetadata(config);
+  const resourceMetadata = protectedResourceMetadata(config);
   return [
-    get('/.well-known/jwks.json', PUBLIC, async (ctx) => {
-      ctx.set('cache-control', 'public, max-age=60');
-      ctx.body = await signer.jwks();
+    get('/.well-known/jwks.json', PUBLIC, async (c) => {
+      c.set('cache-control', 'public, max-age=60');
+      c.body = await signer.jwks();
+    }),
+    get('/.well-known/oauth-authorization-server', PUBLIC, async (c) => {
+      c.set('cache-control', 'public, max-age=300');
+      c.body = asMetadata;
+    }),
+    get('/.well-known/oauth-protected-resource', PUBLIC, async (c) => {
+      c.set('cache-control', 'public, max-age=300');
+      c.body = resourceMetadata;
+    }),
+    get('/.well-known/oauth-protected-resource/api/v1', PUBLIC, async (c) => {
+      c.set('cache-control', 'public, max-age=300');
+      c.body = resourceMetadata;
     }),
   ];
 }

@@ -29,12 +29,15 @@ export class AppError extends Error {
   readonly params: Record<string, unknown>;
   /** Extra top-level fields of the envelope (e.g. the original paymentId of a duplicate). */
   readonly extra: Record<string, unknown>;
+  /** Response headers the answer must carry (e.g. a 401's WWW-Authenticate challenge); both catch points set them. */
+  readonly headers: Readonly<Record<string, string>>;
 
   constructor(
     code: ErrorCode,
     details?: string,
     params: Record<string, unknown> = {},
     extra: Record<string, unknown> = {},
+    headers: Readonly<Record<string, string>> = {},
   ) {
     super(details ?? catalogue[code].message);
     this.name = 'AppError';
@@ -42,6 +45,7 @@ export class AppError extends Error {
     this.details = details ?? catalogue[code].message;
     this.params = params;
     this.extra = extra;
+    this.headers = headers;
   }
 
   get httpStatus(): number {

@@ -92,6 +92,18 @@ export const ENDPOINTS: Readonly<Record<string, EndpointCase>> = {
     sample: async () => ({ as: 'seller', query: { probe: 'x' } }),
     kinds: { 'query.probe': 'opaque' },
   },
+  'GET /.well-known/oauth-authorization-server': {
+    sample: async () => ({ as: 'seller', query: { probe: 'x' } }),
+    kinds: { 'query.probe': 'opaque' },
+  },
+  'GET /.well-known/oauth-protected-resource': {
+    sample: async () => ({ as: 'seller', query: { probe: 'x' } }),
+    kinds: { 'query.probe': 'opaque' },
+  },
+  'GET /.well-known/oauth-protected-resource/api/v1': {
+    sample: async () => ({ as: 'seller', query: { probe: 'x' } }),
+    kinds: { 'query.probe': 'opaque' },
+  },
 
   // Agents.
   'POST /api/v1/protocol/agents': {

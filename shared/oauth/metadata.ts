@@ -1,0 +1,71 @@
+// Discovery documents of the OAuth authorization server (RFC 8414) and of the API as a protected resource
+// (RFC 9728). A connector starts from a 401's WWW-Authenticate challenge (or from {host_url}) and finds from these
+// where to send the human for consent and where to exchange codes for tokens. Built from configuration only.
+//
+// The authorization endpoint is the consent page on the web app host, with the CAIP-2 network of this
+// environment as a query parameter (connectors written for the hosted service expect it there). The token,
+// device and revocation endpoints are on {host_url}. `scopes_supported` is deliberately absent: the two consent
+// types are not scopes a client may list and request freely (RFC 8414 §2 makes the field optional).
+import type { Config } from '../../config/index.js';
+import { NETWORKS } from '../assets.js';
+
+/** The API's resource identifier (RFC 9728 §1.2), the `aud` of the access tokens. */
+export const resourceOf = (config: Pick<Config, 'publicUrl'>): string => `${config.publicUrl}/api/v1`;
+
+/** Where the protected-resource metadata is served. */
+export const resourceMetadataUrl = (publicUrl: string): string => `${publicUrl}/.well-known/oauth-protected-resource`;
+
+/** The challenge of a 401 from the API (RFC 6750 §3, `resource_metadata` of RFC 9728 §5.1). */
+export const bearerChallenge = (publicUrl: string): string =>
+  `Bearer resource_metadata="${resourceMetadataUrl(publicUrl)}"`;
+
+export const DEVICE_CODE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
+
+export interface AuthorizationServerMetadata {
+  readonly issuer: string;
+  readonly authorization_endpoint: string;
+  readonly token_endpoint: string;
+  readonly device_authorization_endpoint: string;
+  readonly revocation_endpoint: string;
+  readonly jwks_uri: string;
+  readonly grant_types_supported: readonly string[];
+  readonly response_types_supported: readonly string[];
+  readonly code_challenge_methods_supported: readonly string[];
+  readonly token_endpoint_auth_methods_supported: readonly string[];
+}
+
+export function authorizationServerMetadata(
+  config: Pick<Config, 'publicUrl' | 'webAppUrl' | 'ENVIRONMENT'>,
+): AuthorizationServerMetadata {
+  const host = config.publicUrl;
+  const network = encodeURIComponent(NETWORKS[config.ENVIRONMENT].caip2);
+  return {
+    issuer: host,
+    authorization_endpoint: `${config.webAppUrl}/oauth/authorize?network=${network}`,
+    token_endpoint: `${host}/oauth/token`,
+    device_authorization_endpoint: `${host}/oauth/device_authorization`,
+    revocation_endpoint: `${host}/oauth/revoke`,
+    jwks_uri: `${host}/.well-known/jwks.json`,
+    grant_types_supported: ['authorization_code', 'refresh_token', DEVICE_CODE_GRANT],
+    response_types_supported: ['code'],
+    // PKCE with S256 only (RFC 7636 §4.2; `plain` protects nothing a public client needs protecting).
+    code_challenge_methods_supported: ['S256'],
+    // Public clients only: PKCE, not a client secret, binds the code to the client that asked for it.
+    token_endpoint_auth_methods_supported: ['none'],
+  };
+}
+
+export interface ProtectedResourceMetadata {
+  readonly resource: string;
+  readonly authorization_servers: readonly string[];
+  readonly bearer_methods_supported: readonly string[];
+}
+
+export function protectedResourceMetadata(config: Pick<Config, 'publicUrl'>): ProtectedResourceMetadata {
+  return {
+    resource: resourceOf(config),
+    authorization_servers: [config.publicUrl],
+    // RFC 6750 §2.1 only: a token in a query string or form body ends up in logs.
+    bearer_methods_supported: ['header'],
+  };
+}
