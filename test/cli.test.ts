@@ -1,11 +1,9 @@
 // The operator CLI as a user runs it: a real `node --import tsx admin/cli/cli.ts ...` process per command, on a
 // temp SQLite file and on PostgreSQL. Every command must print exactly one JSON object on stdout.
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import test from 'ava';
 import { getAddress } from 'viem';
 import { ERROR_DOCS_PATH, anchorOf, renderErrorDocs } from '../admin/cli/gen-error-docs.js';
@@ -21,49 +19,10 @@ import { AppError, toEnvelope } from '../shared/errors/app-error.js';
 import { catalogue } from '../shared/errors/catalogue.js';
 import { createLogger } from '../shared/log.js';
 import { balanceOf } from '../shared/settlement/token-ledger.js';
+import { type CliResult, runCli } from './support/cli.js';
 import { DB_KINDS, type TestDatabase, createTestDatabase, postgresAvailable } from './support/databases.js';
 
-const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const pgAvailable = await postgresAvailable();
-
-interface CliResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-  /** The one JSON object printed on stdout. */
-  json: Record<string, any>;
-}
-
-function runCli(args: string[], env: Record<string, string>): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'admin/cli/cli.ts', ...args], {
-      cwd: ROOT,
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => {
-      stdout += d.toString();
-    });
-    child.stderr.on('data', (d: Buffer) => {
-      stderr += d.toString();
-    });
-    // Only bounds a hung CLI: on a loaded machine one call (tsx, migrations) can take far longer than on an idle one.
-    const timer = setTimeout(() => child.kill('SIGKILL'), 300_000);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      let json: Record<string, any> = {};
-      try {
-        json = JSON.parse(stdout);
-      } catch {
-        // asserted by the caller through exactlyOneJsonObject
-      }
-      resolve({ code, stdout, stderr, json });
-    });
-  });
-}
 
 /** stdout is one line, one JSON object (not an array, not a log line), newline-terminated. */
 function exactlyOneJsonObject(

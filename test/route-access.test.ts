@@ -162,7 +162,7 @@ forEachDb(({ stack, test }) => {
     );
     for (const r of routes.filter((x) => !x.public)) {
       t.deepEqual(r.accepts, ['apiKey'], `${r.process} ${r.method} ${r.path}`);
-      t.true(r.path.startsWith('/api/v1/') || r.path === '/proxy', `${r.path} is an API path`);
+      t.true(/^\/(api\/v1|oauth)\//.test(r.path) || r.path === '/proxy', `${r.path} is an API path`);
     }
     const keys = routes.map((r) => `${r.process} ${r.method} ${r.path}`);
     t.is(new Set(keys).size, keys.length, 'no route is declared twice');
@@ -189,7 +189,9 @@ forEachDb(({ stack, test }) => {
             for (const key of path === exact ? [undefined, 'garbage', 'sandbox:not-a-key'] : [undefined]) {
               checks.push(async () => {
                 const got = await send(base, method, path, key);
-                const refused = got.status === 401 && got.code === 'BCK.AUTH.0001';
+                // The OAuth endpoints that act for a signed-in human name their 401 BCK.OAUTH.0007.
+                const code = r.path.startsWith('/oauth/') ? 'BCK.OAUTH.0007' : 'BCK.AUTH.0001';
+                const refused = got.status === 401 && got.code === code;
                 // 404 without a credential only where the path is no API path at all (`/PROXY`, `/%70roxy`).
                 const unknown = got.status === 404 && got.code === 'BCK.HTTP.0404' && !/^\/api\/v1(\/|$)/i.test(path);
                 if (!refused && !unknown)

@@ -11,6 +11,7 @@ import { type ServiceContext, createContext } from '../../shared/context.js';
 import { AppError } from '../../shared/errors/app-error.js';
 import { createLogger } from '../../shared/log.js';
 import { PositiveAmount, toWire } from '../../shared/money.js';
+import { createClient, disableClient, listClients, updateClient } from '../../shared/oauth/clients.js';
 import { addCatalogEntry, listCatalog } from '../../shared/router/catalog.js';
 import { faucet } from '../../shared/settlement/token-ledger.js';
 
@@ -21,15 +22,44 @@ const USAGE = `usage: npm run cli -- <command>
   faucet --address ADDRESS --amount ATOMIC [--asset TOKEN_ADDRESS]   (sandbox only)
   catalog add --slug SLUG --url UPSTREAM_BASE_URL
   catalog list
+  oauth-clients create --name N --redirect-uri U [--redirect-uri U2 ...] [--verified] [--account-level]
+                       [--consent-types commerce,account_access]
+  oauth-clients list
+  oauth-clients update CLIENT_ID [--name N] [--redirect-uri U ...] [--[no-]verified] [--[no-]account-level]
+                       [--consent-types ...]
+  oauth-clients disable CLIENT_ID
   migrate`;
 
-type Handler = (ctx: ServiceContext, opts: Record<string, string | undefined>) => Promise<object>;
+type OptionValue = string | string[] | boolean | undefined;
+type Options = Partial<Record<keyof typeof OPTIONS, OptionValue>>;
+/** A command: its options, and the words after the command's own (an id), as many as ARGS says. */
+type Handler = (ctx: ServiceContext, opts: Options, args: string[]) => Promise<object>;
 
-function need(opts: Record<string, string | undefined>, name: string): string {
+function need(opts: Options, name: keyof typeof OPTIONS): string {
   const v = opts[name];
-  if (v === undefined || v === '') throw new AppError('BCK.HTTP.0400', `--${name} is required`);
+  if (typeof v !== 'string' || v === '') throw new AppError('BCK.HTTP.0400', `--${name} is required`);
   return v;
 }
+
+/** `--consent-types a,b`: a list; an empty value is the empty list. */
+const listOption = (v: OptionValue): string[] | undefined =>
+  typeof v === 'string' ? v.split(',').filter((x) => x !== '') : undefined;
+
+const bool = (v: OptionValue): boolean | undefined => (typeof v === 'boolean' ? v : undefined);
+
+/** The registration fields as options give them (absent options stay absent). */
+function clientFields(o: Options) {
+  return {
+    name: typeof o.name === 'string' ? o.name : undefined,
+    redirectUris: Array.isArray(o['redirect-uri']) ? o['redirect-uri'] : undefined,
+    verified: bool(o.verified),
+    accountLevel: bool(o['account-level']),
+    allowedConsentTypes: listOption(o['consent-types']),
+  };
+}
+
+/** Commands that take one word after their name: the client id. */
+const ARGS: Record<string, number> = { 'oauth-clients update': 1, 'oauth-clients disable': 1 };
 
 const commands: Record<string, Handler> = {
   'users create': (ctx, o) => createUser(ctx, need(o, 'email')),
@@ -37,6 +67,13 @@ const commands: Record<string, Handler> = {
   'keys revoke': (ctx, o) => revokeApiKey(ctx, need(o, 'key-id')),
   'catalog add': (ctx, o) => addCatalogEntry(ctx, need(o, 'slug'), need(o, 'url')),
   'catalog list': (ctx) => listCatalog(ctx),
+  'oauth-clients create': (ctx, o) => {
+    const f = clientFields(o);
+    return createClient(ctx, { ...f, name: need(o, 'name'), redirectUris: f.redirectUris ?? [] });
+  },
+  'oauth-clients list': (ctx) => listClients(ctx),
+  'oauth-clients update': (ctx, o, [clientId]) => updateClient(ctx, clientId ?? '', clientFields(o)),
+  'oauth-clients disable': (ctx, _o, [clientId]) => disableClient(ctx, clientId ?? ''),
   migrate: async () => ({ migrated: true }),
   faucet: async (ctx, o) => {
     if (ctx.config.ENVIRONMENT !== 'sandbox')
@@ -69,11 +106,16 @@ const OPTIONS = {
   asset: { type: 'string' },
   slug: { type: 'string' },
   url: { type: 'string' },
+  name: { type: 'string' },
+  'redirect-uri': { type: 'string', multiple: true },
+  verified: { type: 'boolean' },
+  'account-level': { type: 'boolean' },
+  'consent-types': { type: 'string' },
 } as const;
 
 function parse() {
   try {
-    return parseArgs({ allowPositionals: true, strict: true, options: OPTIONS });
+    return parseArgs({ allowPositionals: true, allowNegative: true, strict: true, options: OPTIONS });
   } catch (err) {
     // Unknown option, missing or dash-leading value (`--amount -1`): a usage error, not an internal one.
     print({ error: 'BCK.HTTP.0400', message: err instanceof Error ? err.message : 'invalid arguments', usage: USAGE });
@@ -90,8 +132,9 @@ async function main(): Promise<number> {
       ? `${positionals[0]} ${positionals[1]}`
       : (positionals[0] ?? '');
   const handler = commands[name];
-  // Leftover words (`users create extra`) are refused rather than ignored.
-  if (handler === undefined || name.split(' ').length !== positionals.length) {
+  // Leftover (or missing) words (`users create extra`) are refused rather than ignored.
+  const words = name.split(' ').length;
+  if (handler === undefined || words + (ARGS[name] ?? 0) !== positionals.length) {
     print({ error: 'BCK.HTTP.0400', message: `unknown command "${positionals.join(' ')}"`, usage: USAGE });
     return 2;
   }
@@ -106,7 +149,7 @@ async function main(): Promise<number> {
   const log = createLogger({ ...config, LOG_LEVEL: config.LOG_LEVEL === 'info' ? 'warn' : config.LOG_LEVEL }, 'cli');
   const ctx = await createContext(config, log, { migrate: true });
   try {
-    print(await handler(ctx, values));
+    print(await handler(ctx, values, positionals.slice(words)));
     return 0;
   } catch (err) {
     if (err instanceof AppError) {

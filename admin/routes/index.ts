@@ -9,6 +9,7 @@ import { accessRoutes } from './access.js';
 import { agentsRoutes } from './agents.js';
 import { creditsRoutes } from './credits.js';
 import { delegationsRoutes } from './delegations.js';
+import { oauthRoutes } from './oauth.js';
 import { plansRoutes } from './plans.js';
 import { wellKnownRoutes } from './well-known.js';
 import { x402Routes } from './x402.js';
@@ -21,6 +22,7 @@ export function adminRoutes(deps: AdminDeps): AdminRoute[] {
       ctx.body = { status: 'ok', service: 'admin' };
     }),
     ...wellKnownRoutes(deps),
+    ...oauthRoutes(deps),
     ...underPrefix(API_PREFIX, [
       ...agentsRoutes(deps),
       ...plansRoutes(deps),

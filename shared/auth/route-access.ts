@@ -47,3 +47,28 @@ export function accepts<K extends CallerKind>(...kinds: [K, ...K[]]): RouteAcces
 
 /** Routes that act for a user through one of the user's API keys. */
 export const API_KEY = accepts('apiKey');
+
+/**
+ * The same admission, but a missing or invalid credential is reported with `code` (same status, same challenge):
+ * the OAuth endpoints that act for the signed-in human say BCK.OAUTH.0007, as connectors written for the hosted
+ * service expect.
+ */
+export function unauthenticatedAs<C>(access: RouteAccess<C>, code: 'BCK.OAUTH.0007'): RouteAccess<C> {
+  return {
+    public: access.public,
+    accepts: access.accepts,
+    async authorize(credentials, authorization) {
+      try {
+        return await access.authorize(credentials, authorization);
+      } catch (err) {
+        if (err instanceof AppError && err.code === 'BCK.AUTH.0001') {
+          throw new AppError(code, err.details, err.params, err.extra, err.headers);
+        }
+        throw err;
+      }
+    },
+  };
+}
+
+/** The human who consents, by one of their API keys (401 BCK.OAUTH.0007 without one). */
+export const HUMAN_API_KEY = unauthenticatedAs(API_KEY, 'BCK.OAUTH.0007');

@@ -184,6 +184,20 @@ export const catalogue = {
   ),
 
   // Idempotency-Key on money-moving POSTs (README "Idempotent requests"; Stripe's semantics)
+  // OAuth (the numbering of the hosted service's connectors, kept so they work unchanged)
+  'BCK.OAUTH.0007': entry(
+    401,
+    'auth',
+    'Sign-in required',
+    'These OAuth endpoints act for a signed-in human: send Authorization: Bearer <API key> of the user who consents.',
+  ),
+  'BCK.OAUTH.0016': entry(
+    400,
+    'validation',
+    'Unknown OAuth client',
+    'Check client_id: the client must be registered with this service and not disabled.',
+  ),
+
   'BCK.IDEMPOTENCY.0001': entry(
     409,
     'conflict',

@@ -14,6 +14,7 @@
 // Body, query and header strings are `line` and path parameters `id` unless `kinds` says otherwise.
 import { randomUUID } from 'node:crypto';
 import { getAddress } from 'viem';
+import { createClient } from '../../shared/oauth/clients.js';
 import type { ApiClient } from './http.js';
 import { USDC, createDelegation, fund, scriptedMerchant } from './router-fixtures.js';
 import type { Running } from './merchants/listen.js';
@@ -103,6 +104,12 @@ export const ENDPOINTS: Readonly<Record<string, EndpointCase>> = {
   'GET /.well-known/oauth-protected-resource/api/v1': {
     sample: async () => ({ as: 'seller', query: { probe: 'x' } }),
     kinds: { 'query.probe': 'opaque' },
+  },
+  'POST /oauth/connect/details': {
+    sample: async (f) => {
+      const c = await createClient(f.stack.ctx, { name: 'Fuzz connector', redirectUris: ['https://c.example/cb'] });
+      return { as: 'subscriber', body: { client_id: c.clientId } };
+    },
   },
 
   // Agents.

@@ -1,5 +1,7 @@
 import { defineEntity, p } from '@mikro-orm/core';
 
+export const IDEMPOTENCY_STATES = ['running', 'done'] as const;
+
 /**
  * One Idempotency-Key of a money-moving admin POST (shared/idempotency/store.ts). The unique (user, scope, key)
  * row is the claim: whichever request inserts it runs the handler, in any process, and every other request with
@@ -21,7 +23,7 @@ export const IdempotencyKey = defineEntity({
     /** SHA-256 (hex) of the request: method, route pattern, path parameters, canonical body (fingerprint.ts). */
     fingerprint: p.string(),
     /** running (claimed, handler not finished) | done (answer stored). */
-    state: p.string(),
+    state: p.enum(IDEMPOTENCY_STATES),
     responseStatus: p.integer().nullable(),
     /** The answer's headers and body, sealed with the secret box (AES-256-GCM). */
     response: p.text().nullable(),

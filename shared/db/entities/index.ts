@@ -1,6 +1,7 @@
 import { ApiKey, ServiceWallet, SigningKey, User } from './accounts.js';
 import { Delegation, DelegationTransaction } from './delegations.js';
 import { IdempotencyKey } from './idempotency.js';
+import { OAuthClient } from './oauth.js';
 import { AgentRequest, CreditBurn, CreditHolding, CreditLedger, CreditLot, PlanOrder } from './credits.js';
 import { Agent, AgentPlan, Plan } from './registry.js';
 import { CatalogEntry, RouterPayment } from './router.js';
@@ -11,6 +12,7 @@ export * from './accounts.js';
 export * from './credits.js';
 export * from './delegations.js';
 export * from './idempotency.js';
+export * from './oauth.js';
 export * from './registry.js';
 export * from './router.js';
 export * from './token-ledger.js';
@@ -39,4 +41,5 @@ export const entities = [
   RouterPayment,
   CatalogEntry,
   IdempotencyKey,
+  OAuthClient,
 ];

@@ -1,0 +1,159 @@
+// Registered OAuth clients (operator CLI: `oauth-clients create|list|update|disable`) and what the consent flow
+// may learn of one (`POST /oauth/connect/details`). A disabled client is unknown to every OAuth endpoint, as an
+// unregistered one: 400 BCK.OAUTH.0016.
+import type { InferEntity } from '@mikro-orm/core';
+import { z } from 'zod';
+import type { ServiceContext } from '../context.js';
+import { randomToken } from '../crypto/hashing.js';
+import { CONSENT_TYPES, type ConsentType, OAuthClient } from '../db/entities/index.js';
+import { AppError } from '../errors/app-error.js';
+import { line } from '../text.js';
+import { RedirectUri } from './redirect-uri.js';
+
+const ConsentTypes = z.array(z.enum(CONSENT_TYPES)).max(CONSENT_TYPES.length);
+/** The JSON columns, read back through their schemas. */
+const StoredRedirectUris = z.array(z.string());
+
+const unique = <T>(xs: readonly T[]): T[] => [...new Set(xs)];
+
+export const CreateClientInput = z
+  .object({
+    name: line(100, { trim: true }).min(1),
+    redirectUris: z.array(RedirectUri).min(1).max(20).transform(unique),
+    verified: z.boolean().default(false),
+    accountLevel: z.boolean().default(false),
+    // A new connector may ask for commerce consent (a capped wallet delegation) unless the operator says otherwise.
+    allowedConsentTypes: ConsentTypes.default(['commerce']).transform(unique),
+  })
+  .strict();
+export type CreateClientInput = z.input<typeof CreateClientInput>;
+
+export const UpdateClientInput = z
+  .object({
+    name: line(100, { trim: true }).min(1).optional(),
+    redirectUris: z.array(RedirectUri).min(1).max(20).transform(unique).optional(),
+    verified: z.boolean().optional(),
+    accountLevel: z.boolean().optional(),
+    allowedConsentTypes: ConsentTypes.transform(unique).optional(),
+  })
+  .strict();
+export type UpdateClientInput = z.input<typeof UpdateClientInput>;
+
+export interface ClientView {
+  readonly clientId: string;
+  readonly name: string;
+  readonly redirectUris: string[];
+  readonly verified: boolean;
+  readonly accountLevel: boolean;
+  readonly allowedConsentTypes: ConsentType[];
+}
+
+type ClientRow = InferEntity<typeof OAuthClient>;
+
+function viewOf(row: ClientRow): ClientView {
+  return {
+    clientId: row.clientId,
+    name: row.name,
+    redirectUris: StoredRedirectUris.parse(JSON.parse(row.redirectUris)),
+    verified: row.verified,
+    accountLevel: row.accountLevel,
+    allowedConsentTypes: ConsentTypes.parse(JSON.parse(row.allowedConsentTypes)),
+  };
+}
+
+/** The client as a listing shows it: its registration and whether it is disabled. */
+const listedOf = (row: ClientRow) => ({ ...viewOf(row), disabled: row.disabledAt != null });
+
+function invalid(error: z.ZodError): AppError {
+  const issue = error.issues[0];
+  const where = issue === undefined ? '' : `${issue.path.join('.')}: `;
+  return new AppError('BCK.HTTP.0400', `${where}${issue?.message ?? 'invalid client'}`);
+}
+
+const unknownClient = (clientId: string): AppError =>
+  new AppError('BCK.OAUTH.0016', `client ${JSON.stringify(clientId)} is not registered or is disabled`, {
+    clientId,
+  });
+
+/** `input` is parsed here (the CLI hands over what the operator typed). */
+export async function createClient(ctx: ServiceContext, input: unknown): Promise<ClientView> {
+  const parsed = CreateClientInput.safeParse(input);
+  if (!parsed.success) throw invalid(parsed.error);
+  const now = ctx.now();
+  const em = ctx.db.em();
+  const row = em.create(OAuthClient, {
+    // Public: it identifies the connector, it proves nothing (PKCE does). 128 random bits so ids are not guessable
+    // in sequence.
+    clientId: randomToken(16),
+    name: parsed.data.name,
+    redirectUris: JSON.stringify(parsed.data.redirectUris),
+    verified: parsed.data.verified,
+    accountLevel: parsed.data.accountLevel,
+    allowedConsentTypes: JSON.stringify(parsed.data.allowedConsentTypes),
+    disabledAt: null,
+    createdAt: now,
+    updatedAt: now,
+  });
+  await em.flush();
+  return viewOf(row);
+}
+
+export async function listClients(ctx: ServiceContext): Promise<{ clients: ReturnType<typeof listedOf>[] }> {
+  const rows = await ctx.db.em().find(OAuthClient, {}, { orderBy: { createdAt: 'asc', clientId: 'asc' } });
+  return { clients: rows.map(listedOf) };
+}
+
+export async function updateClient(ctx: ServiceContext, clientId: string, input: unknown) {
+  const parsed = UpdateClientInput.safeParse(input);
+  if (!parsed.success) throw invalid(parsed.error);
+  const em = ctx.db.em();
+  const row = await em.findOne(OAuthClient, { clientId });
+  if (row === null) throw unknownClient(clientId);
+  const p = parsed.data;
+  if (p.name !== undefined) row.name = p.name;
+  if (p.redirectUris !== undefined) row.redirectUris = JSON.stringify(p.redirectUris);
+  if (p.verified !== undefined) row.verified = p.verified;
+  if (p.accountLevel !== undefined) row.accountLevel = p.accountLevel;
+  if (p.allowedConsentTypes !== undefined) row.allowedConsentTypes = JSON.stringify(p.allowedConsentTypes);
+  row.updatedAt = ctx.now();
+  await em.flush();
+  return listedOf(row);
+}
+
+/** Disables a client for good: it is unknown to every OAuth endpoint from now on. Idempotent. */
+export async function disableClient(ctx: ServiceContext, clientId: string) {
+  const em = ctx.db.em();
+  const row = await em.findOne(OAuthClient, { clientId });
+  if (row === null) throw unknownClient(clientId);
+  if (row.disabledAt == null) {
+    row.disabledAt = ctx.now();
+    row.updatedAt = row.disabledAt;
+    await em.flush();
+  }
+  return listedOf(row);
+}
+
+/** An enabled client, or 400 BCK.OAUTH.0016. */
+export async function enabledClient(ctx: ServiceContext, clientId: string): Promise<ClientView> {
+  const row = await ctx.db.em().findOne(OAuthClient, { clientId, disabledAt: null });
+  if (row === null) throw unknownClient(clientId);
+  return viewOf(row);
+}
+
+export interface ConnectDetails {
+  readonly connectorName: string;
+  /** Whether the consent page may offer account-level access: a verified, account-level client with consent
+   *  types to offer. */
+  readonly accountLevelAllowed: boolean;
+  readonly allowedConsentTypes: ConsentType[];
+}
+
+/** What the consent page shows of a connector before the human decides. */
+export async function connectDetails(ctx: ServiceContext, clientId: string): Promise<ConnectDetails> {
+  const c = await enabledClient(ctx, clientId);
+  return {
+    connectorName: c.name,
+    accountLevelAllowed: c.accountLevel && c.verified && c.allowedConsentTypes.length > 0,
+    allowedConsentTypes: c.allowedConsentTypes,
+  };
+}
