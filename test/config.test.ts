@@ -1,12 +1,9 @@
 // config/index.ts: one zod schema over the environment, defaults beside each key, every problem at once.
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import test from 'ava';
 import { ConfigError, ConfigSchema, loadConfig } from '../config/index.js';
-
-const ROOT = fileURLToPath(new URL('../', import.meta.url));
+import { runEntry } from './support/cli.js';
 
 function problemsOf(env: Record<string, string>): string[] {
   try {
@@ -162,33 +159,6 @@ test('every configuration key is documented in .env.example and in the README', 
   }
 });
 
-function run(
-  entry: string,
-  env: Record<string, string>,
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((done, fail) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', entry], {
-      cwd: ROOT,
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => {
-      stdout += d.toString();
-    });
-    child.stderr.on('data', (d: Buffer) => {
-      stderr += d.toString();
-    });
-    const timer = setTimeout(() => child.kill('SIGKILL'), 90_000);
-    child.on('error', fail);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      done({ code, stdout, stderr });
-    });
-  });
-}
-
 test('every entry point refuses a bad environment: exit non-zero, every problem on stderr, nothing started', async (t) => {
   const bad = {
     ADMIN_PORT: 'abc',
@@ -202,7 +172,7 @@ test('every entry point refuses a bad environment: exit non-zero, every problem 
   const results = await Promise.all(
     ['admin/server.ts', 'proxy/server.ts', 'admin/cli/start.ts', 'admin/cli/migrate.ts'].map(async (entry) => ({
       entry,
-      ...(await run(entry, bad)),
+      ...(await runEntry(entry, [], bad)),
     })),
   );
   for (const r of results) {

@@ -10,24 +10,20 @@ import { type AdminRoute, get } from '../http/route.js';
  */
 export function wellKnownRoutes({ ctx, signer }: AdminDeps): AdminRoute[] {
   const config = ctx.config;
-  const asMetadata = authorizationServerMetadata(config);
   const resourceMetadata = protectedResourceMetadata(config);
+  // Built once: they depend on configuration only.
+  const document = (path: string, body: object): AdminRoute =>
+    get(path, PUBLIC, async (c) => {
+      c.set('cache-control', 'public, max-age=300');
+      c.body = body;
+    });
   return [
     get('/.well-known/jwks.json', PUBLIC, async (c) => {
       c.set('cache-control', 'public, max-age=60');
       c.body = await signer.jwks();
     }),
-    get('/.well-known/oauth-authorization-server', PUBLIC, async (c) => {
-      c.set('cache-control', 'public, max-age=300');
-      c.body = asMetadata;
-    }),
-    get('/.well-known/oauth-protected-resource', PUBLIC, async (c) => {
-      c.set('cache-control', 'public, max-age=300');
-      c.body = resourceMetadata;
-    }),
-    get('/.well-known/oauth-protected-resource/api/v1', PUBLIC, async (c) => {
-      c.set('cache-control', 'public, max-age=300');
-      c.body = resourceMetadata;
-    }),
+    document('/.well-known/oauth-authorization-server', authorizationServerMetadata(config)),
+    document('/.well-known/oauth-protected-resource', resourceMetadata),
+    document('/.well-known/oauth-protected-resource/api/v1', resourceMetadata),
   ];
 }

@@ -4,17 +4,21 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
-export interface CliResult {
+export interface CliResult extends ProcessOutput {
+  /** The one JSON object printed on stdout. */ json: Record<string, any>;
+}
+
+/** What a finished process printed. */
+export interface ProcessOutput {
   code: number | null;
   stdout: string;
   stderr: string;
-  /** The one JSON object printed on stdout. */
-  json: Record<string, any>;
 }
 
-export function runCli(args: string[], env: Record<string, string>): Promise<CliResult> {
+/** Runs one of the project's entry points (`admin/cli/cli.ts`, `admin/server.ts`, ...) under tsx to its end. */
+export function runEntry(entry: string, args: string[], env: Record<string, string>): Promise<ProcessOutput> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'admin/cli/cli.ts', ...args], {
+    const child = spawn(process.execPath, ['--import', 'tsx', entry, ...args], {
       cwd: ROOT,
       env: { ...process.env, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -27,18 +31,25 @@ export function runCli(args: string[], env: Record<string, string>): Promise<Cli
     child.stderr.on('data', (d: Buffer) => {
       stderr += d.toString();
     });
-    // Only bounds a hung CLI: on a loaded machine one call (tsx, migrations) can take far longer than on an idle one.
+    // Only bounds a hung process: on a loaded machine one start (tsx, migrations) can take far longer than on an
+    // idle one.
     const timer = setTimeout(() => child.kill('SIGKILL'), 300_000);
     child.on('error', reject);
     child.on('close', (code) => {
       clearTimeout(timer);
-      let json: Record<string, any> = {};
-      try {
-        json = JSON.parse(stdout);
-      } catch {
-        // asserted by the caller through exactlyOneJsonObject
-      }
-      resolve({ code, stdout, stderr, json });
+      resolve({ code, stdout, stderr });
     });
   });
+}
+
+/** The operator CLI with `args`, and the one JSON object it printed (empty when it printed none). */
+export async function runCli(args: string[], env: Record<string, string>): Promise<CliResult> {
+  const out = await runEntry('admin/cli/cli.ts', args, env);
+  let json: Record<string, any> = {};
+  try {
+    json = JSON.parse(out.stdout);
+  } catch {
+    // asserted by the caller through exactlyOneJsonObject
+  }
+  return { ...out, json };
 }

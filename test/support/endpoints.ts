@@ -86,25 +86,19 @@ const offer = () => ({
 
 const page = { page: '1', offset: '10' };
 
+/** A public discovery document: no body, an unknown query parameter is ignored. */
+const PUBLIC_DOCUMENT: EndpointCase = {
+  sample: async () => ({ as: 'seller', query: { probe: 'x' } }),
+  kinds: { 'query.probe': 'opaque' },
+};
+
 export const ENDPOINTS: Readonly<Record<string, EndpointCase>> = {
   // Admin, outside /api/v1.
   'GET /healthz': { sample: async () => ({ as: 'seller', query: { probe: 'x' } }), kinds: { 'query.probe': 'opaque' } },
-  'GET /.well-known/jwks.json': {
-    sample: async () => ({ as: 'seller', query: { probe: 'x' } }),
-    kinds: { 'query.probe': 'opaque' },
-  },
-  'GET /.well-known/oauth-authorization-server': {
-    sample: async () => ({ as: 'seller', query: { probe: 'x' } }),
-    kinds: { 'query.probe': 'opaque' },
-  },
-  'GET /.well-known/oauth-protected-resource': {
-    sample: async () => ({ as: 'seller', query: { probe: 'x' } }),
-    kinds: { 'query.probe': 'opaque' },
-  },
-  'GET /.well-known/oauth-protected-resource/api/v1': {
-    sample: async () => ({ as: 'seller', query: { probe: 'x' } }),
-    kinds: { 'query.probe': 'opaque' },
-  },
+  'GET /.well-known/jwks.json': PUBLIC_DOCUMENT,
+  'GET /.well-known/oauth-authorization-server': PUBLIC_DOCUMENT,
+  'GET /.well-known/oauth-protected-resource': PUBLIC_DOCUMENT,
+  'GET /.well-known/oauth-protected-resource/api/v1': PUBLIC_DOCUMENT,
   'POST /oauth/connect/details': {
     sample: async (f) => {
       const c = await createClient(f.stack.ctx, { name: 'Fuzz connector', redirectUris: ['https://c.example/cb'] });
