@@ -19,13 +19,14 @@ export function buildAdminApp(ctx: ServiceContext): {
   const deps: AdminDeps = { ctx, credentials: createCredentialResolver(ctx), signer: createTokenSigner(ctx) };
   const app = new Koa<AdminState>({ proxy: false });
   app.silent = true;
-  const body = jsonBody({ maxBytes: ctx.config.BODY_LIMIT_BYTES, timeoutMs: ctx.config.ADMIN_BODY_TIMEOUT_MS });
+  const limits = { maxBytes: ctx.config.BODY_LIMIT_BYTES, timeoutMs: ctx.config.ADMIN_BODY_TIMEOUT_MS };
+  const bodies = { json: jsonBody(limits), 'form-or-json': jsonBody(limits, ['json', 'form']) };
   const routes = adminRoutes(deps);
   // Each route authorizes its caller, then reads its body (admin/http/route.ts); what no route takes is answered
   // by the router's not-found step (admin/middleware/unmatched.ts).
   const router = mountRoutes(routes, {
     credentials: deps.credentials,
-    readBody: (c) => body(c, async () => undefined),
+    readBody: (c, kind) => bodies[kind](c, async () => undefined),
     idempotency: idempotencyRunner(ctx),
   });
   app.use(correlation(ctx.log));

@@ -8,6 +8,7 @@ import { startCheckpointer } from '../shared/db/checkpointer.js';
 import { ensureSigningKey } from '../shared/keys/signing-keys.js';
 import { startIdempotencyPurge } from '../shared/idempotency/store.js';
 import { createLogger } from '../shared/log.js';
+import { startOAuthPurge } from '../shared/oauth/purge.js';
 import { startFeeSweep } from '../shared/router/fee-sweep.js';
 import { onShutdown } from '../shared/shutdown.js';
 import { buildAdminApp } from './app.js';
@@ -20,6 +21,7 @@ await ensureOperatorWallet(ctx);
 const stopCheckpointer = startCheckpointer(ctx.db, log);
 const stopFeeSweep = startFeeSweep(ctx, log, config.ROUTER_FEE_SWEEP_AFTER_SECS);
 const stopIdempotencyPurge = startIdempotencyPurge(ctx, log);
+const stopOAuthPurge = startOAuthPurge(ctx, log);
 const { app } = buildAdminApp(ctx);
 const server = createServer(
   { connectionsCheckingInterval: connectionsCheckingIntervalMs(config.HEADERS_TIMEOUT_MS) },
@@ -43,6 +45,7 @@ onShutdown(log, async () => {
   stopCheckpointer();
   stopFeeSweep();
   stopIdempotencyPurge();
+  stopOAuthPurge();
   await new Promise<void>((resolve) => server.close(() => resolve()));
   server.closeAllConnections();
   await ctx.db.close();

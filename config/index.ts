@@ -51,6 +51,13 @@ export const ConfigSchema = z
     API_KEY_CACHE_MS: whole.pipe(z.number().int().min(0).max(1000)).default(1000),
     /** Lifetime of plan access tokens (JWT) in seconds. Default 1 day. */
     ACCESS_TOKEN_TTL_SECS: whole.pipe(z.number().int().positive()).default(86_400),
+    /** Lifetime of OAuth access tokens (JWT) in seconds. Default 15 minutes: a connector refreshes; a revoked grant
+     *  is refused at once anyway, since every use checks the grant. */
+    OAUTH_ACCESS_TOKEN_TTL_SECS: whole.pipe(z.number().int().min(60).max(86_400)).default(900),
+    /** The device flow's polling interval in seconds (RFC 8628 §3.2 `interval`); a faster poll is `slow_down`. Default 5. */
+    OAUTH_DEVICE_POLL_INTERVAL_SECS: whole.pipe(z.number().int().min(1).max(60)).default(5),
+    /** The consent and device pages sign the human out after this many seconds without a request. Default 15 min. */
+    OAUTH_PAGE_SESSION_IDLE_SECS: whole.pipe(z.number().int().min(60).max(86_400)).default(900),
     /** Lifetime of initialize proofs in seconds. Default 1 hour. */
     PROOF_TTL_SECS: whole.pipe(z.number().int().positive()).default(3600),
     /** How long an Idempotency-Key and its stored answer are kept, in seconds. Default 1 day, at least 1 day: a

@@ -145,7 +145,7 @@ async function send(base: string, method: string, path: string, key?: string) {
 }
 
 forEachDb(({ stack, test }) => {
-  test('every route of both processes declares its access; only health and discovery are public', async (t) => {
+  test('every route of both processes declares its access; only health, discovery, the connector OAuth endpoints and the pages are public', async (t) => {
     const routes = await declaredRoutes(stack().ctx);
     t.true(routes.filter((r) => r.process === 'admin').length >= 30, 'the admin table is enumerated');
     t.true(routes.filter((r) => r.process === 'proxy').length >= 7, 'the proxy table is enumerated');
@@ -157,6 +157,16 @@ forEachDb(({ stack, test }) => {
         'admin GET /.well-known/oauth-authorization-server',
         'admin GET /.well-known/oauth-protected-resource',
         'admin GET /.well-known/oauth-protected-resource/api/v1',
+        'admin POST /oauth/token',
+        'admin POST /oauth/device_authorization',
+        'admin POST /oauth/revoke',
+        'admin GET /oauth/authorize',
+        'admin POST /oauth/consent',
+        'admin POST /oauth/sign-in',
+        'admin POST /oauth/sign-out',
+        'admin GET /device',
+        'admin POST /device',
+        'admin POST /device/decision',
         'proxy GET /healthz',
       ],
     );

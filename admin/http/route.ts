@@ -11,11 +11,25 @@ export type { AdminRouterContext };
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
+/** The bodies a route reads: JSON, or also a form (`application/x-www-form-urlencoded`, RFC 6749's endpoints and
+ *  the pages' forms). */
+export type BodyKind = 'json' | 'form-or-json';
+
+/**
+ * A route that speaks a protocol of its own (RFC 6749's token endpoint, the pages): its body kind, and the writer
+ * of its errors, the protocol's one catch point. `writeError` returns false for what it leaves to the process's
+ * catch point (the BCK envelope).
+ */
+export interface RouteProtocol {
+  readonly body: BodyKind;
+  writeError(ctx: AdminRouterContext, err: unknown): boolean;
+}
+
 /** What a route takes from its process when it runs. */
 export interface RouteRuntime {
   readonly credentials: CredentialResolver;
-  /** Parses the JSON body onto ctx.request.body (size-limited; 400 / 413 / 415). */
-  readBody(ctx: AdminRouterContext): Promise<void>;
+  /** Parses the body onto ctx.request.body (size-limited; 400 / 408 / 413 / 415). */
+  readBody(ctx: AdminRouterContext, kind: BodyKind): Promise<void>;
   /** Runs an idempotent route's handler under its Idempotency-Key (admin/http/idempotent.ts). */
   readonly idempotency: IdempotencyRunner;
 }
@@ -29,6 +43,8 @@ export interface AdminRoute {
   readonly access: RouteAccess<unknown>;
   /** Declared with `idempotent(...)`: an Idempotency-Key header makes a retry replay the first answer. */
   readonly idempotent: boolean;
+  /** Declared with `speaking(...)`: the protocol whose body kind and error format the route uses. */
+  readonly protocol?: RouteProtocol | undefined;
   run(ctx: AdminRouterContext, runtime: RouteRuntime): Promise<void>;
   /** The same route under a path prefix (its idempotency scope is the full pattern). */
   under(prefix: string): AdminRoute;
@@ -45,24 +61,34 @@ interface Spec<C> {
   readonly path: string;
   readonly access: RouteAccess<C>;
   readonly handler: AdminHandler<C>;
+  readonly protocol?: RouteProtocol | undefined;
 }
 
 /** `userOf` set: the route is idempotent, keyed by that user. */
 function build<C>(spec: Spec<C>, userOf?: (caller: C) => string): DeclaredRoute<C> {
-  const { method, path, access, handler } = spec;
+  const { method, path, access, handler, protocol } = spec;
+  const steps = async (ctx: AdminRouterContext, runtime: RouteRuntime): Promise<void> => {
+    // Authorization before the body: an unauthenticated caller costs no body parsing.
+    const caller = await access.authorize(runtime.credentials, ctx.get('authorization') || undefined);
+    await runtime.readBody(ctx, protocol?.body ?? 'json');
+    if (userOf === undefined) return handler(ctx, caller);
+    const scope = { scope: `${method} ${path}`, method, route: path, userId: userOf(caller) };
+    await runtime.idempotency.run(ctx, scope, () => handler(ctx, caller));
+  };
   return {
     method,
     path,
     access,
     handler,
+    protocol,
     idempotent: userOf !== undefined,
     async run(ctx, runtime) {
-      // Authorization before the body: an unauthenticated caller costs no JSON parsing.
-      const caller = await access.authorize(runtime.credentials, ctx.get('authorization') || undefined);
-      await runtime.readBody(ctx);
-      if (userOf === undefined) return handler(ctx, caller);
-      const scope = { scope: `${method} ${path}`, method, route: path, userId: userOf(caller) };
-      await runtime.idempotency.run(ctx, scope, () => handler(ctx, caller));
+      if (protocol === undefined) return steps(ctx, runtime);
+      try {
+        await steps(ctx, runtime);
+      } catch (err) {
+        if (!protocol.writeError(ctx, err)) throw err;
+      }
     },
     under: (prefix) => build({ ...spec, path: `${prefix}${path}` }, userOf),
   };
@@ -86,7 +112,11 @@ export const del = <C>(path: string, access: RouteAccess<C>, handler: AdminHandl
  * `Idempotent-Replayed: true` instead of a second effect. Keyed by the acting user, so only routes for a user.
  */
 export const idempotent = <C extends ActingUser>(r: DeclaredRoute<C>): DeclaredRoute<C> =>
-  build({ method: r.method, path: r.path, access: r.access, handler: r.handler }, (caller) => caller.userId);
+  build({ ...r }, (caller) => caller.userId);
+
+/** The route speaking `protocol`: its body kind and its own error format. */
+export const speaking = <C>(protocol: RouteProtocol, r: DeclaredRoute<C>): DeclaredRoute<C> =>
+  build({ ...r, protocol });
 
 /** The same routes under a path prefix (the API's `/api/v1`). */
 export function underPrefix(prefix: string, routes: readonly AdminRoute[]): AdminRoute[] {

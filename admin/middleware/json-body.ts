@@ -19,10 +19,11 @@ const noop = async (): Promise<void> => undefined;
  * `Connection: close` (admin/middleware/error-handler.ts), since the rest of the body still stands between this
  * request and the next on the connection.
  */
-export function jsonBody(limits: BodyLimits): Middleware<AdminState> {
+export function jsonBody(limits: BodyLimits, types: readonly ('json' | 'form')[] = ['json']): Middleware<AdminState> {
   const parse = bodyParser({
-    enableTypes: ['json'],
+    enableTypes: [...types],
     jsonLimit: limits.maxBytes,
+    formLimit: limits.maxBytes,
     encoding: 'utf-8',
     onError: (err) => {
       throw err;

@@ -10,6 +10,7 @@ import { agentsRoutes } from './agents.js';
 import { creditsRoutes } from './credits.js';
 import { delegationsRoutes } from './delegations.js';
 import { oauthRoutes } from './oauth.js';
+import { pageRoutes } from './pages.js';
 import { plansRoutes } from './plans.js';
 import { wellKnownRoutes } from './well-known.js';
 import { x402Routes } from './x402.js';
@@ -23,6 +24,7 @@ export function adminRoutes(deps: AdminDeps): AdminRoute[] {
     }),
     ...wellKnownRoutes(deps),
     ...oauthRoutes(deps),
+    ...pageRoutes(deps),
     ...underPrefix(API_PREFIX, [
       ...agentsRoutes(deps),
       ...plansRoutes(deps),

@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import type { InferEntity } from '@mikro-orm/core';
 import type { ServiceContext } from '../context.js';
+import type { Em } from '../db/sql.js';
 import { sqlCondition } from '../db/conditions.js';
 import { ApiKey, Delegation, DelegationTransaction, Plan } from '../db/entities/index.js';
 import { AppError } from '../errors/app-error.js';
@@ -34,6 +35,33 @@ export async function createDelegation(
     }
   }
   const now = ctx.now();
+  const { id } = newDelegation(em, owner, input, now);
+  await em.flush();
+  if (!(FIAT_PROVIDERS as readonly string[]).includes(input.provider)) return { delegationId: id };
+  // Fiat-backed: a service-signed JWT naming the delegation, cap, currency, expiry (exp) and owner (sub).
+  const delegationToken = await signer.sign(
+    {
+      delegationId: id,
+      provider: input.provider,
+      spendingLimitCents: toWire(input.spendingLimitCents),
+      currency: input.currency,
+    },
+    { audience: DELEGATION_TOKEN_AUDIENCE, subject: owner.userId, ttlSecs: input.durationSecs },
+  );
+  return { delegationId: id, delegationToken };
+}
+
+/**
+ * Adds a new Active delegation to `em`'s unit of work (the caller flushes, so it can commit the delegation with
+ * what it belongs to: an OAuth grant and its code are created in the same transaction).
+ */
+export function newDelegation(
+  em: Em,
+  owner: { userId: string },
+  input: Omit<CreateDelegationInput, 'allowedRecipients' | 'planId' | 'apiKeyId' | 'providerPaymentMethodId'> &
+    Partial<Pick<CreateDelegationInput, 'allowedRecipients' | 'planId' | 'apiKeyId' | 'providerPaymentMethodId'>>,
+  now: Date,
+): { id: string; expiresAt: Date } {
   const id = randomUUID();
   const expiresAt = new Date(now.getTime() + input.durationSecs * 1000);
   em.create(Delegation, {
@@ -53,19 +81,7 @@ export async function createDelegation(
     revokedAt: null,
     createdAt: now,
   });
-  await em.flush();
-  if (!(FIAT_PROVIDERS as readonly string[]).includes(input.provider)) return { delegationId: id };
-  // Fiat-backed: a service-signed JWT naming the delegation, cap, currency, expiry (exp) and owner (sub).
-  const delegationToken = await signer.sign(
-    {
-      delegationId: id,
-      provider: input.provider,
-      spendingLimitCents: toWire(input.spendingLimitCents),
-      currency: input.currency,
-    },
-    { audience: DELEGATION_TOKEN_AUDIENCE, subject: owner.userId, ttlSecs: input.durationSecs },
-  );
-  return { delegationId: id, delegationToken };
+  return { id, expiresAt };
 }
 
 async function ownDelegation(ctx: ServiceContext, userId: string, delegationId: string) {

@@ -197,6 +197,49 @@ export const catalogue = {
     'Unknown OAuth client',
     'Check client_id: the client must be registered with this service and not disabled.',
   ),
+  'BCK.OAUTH.0017': entry(
+    400,
+    'validation',
+    'Redirect URI not registered',
+    'redirect_uri must equal, character for character, one of the redirect URIs registered for the client.',
+  ),
+  'BCK.OAUTH.0018': entry(
+    400,
+    'validation',
+    'Invalid authorization request',
+    'Send a PKCE code_challenge (S256), a consent type the client may ask for, and a cap, currency and duration within the documented ranges.',
+  ),
+  'BCK.OAUTH.0019': entry(
+    404,
+    'not_found',
+    'Binding not found',
+    "Check bindingId: GET /oauth/bindings lists your bindings; another user's binding is not found.",
+  ),
+  'BCK.OAUTH.0020': entry(
+    400,
+    'validation',
+    'Invalid or expired user code',
+    'Check the code the device shows (8 letters, XXXX-XXXX); a code is valid for 10 minutes and can be used once.',
+  ),
+  'BCK.OAUTH.0021': entry(
+    429,
+    'validation',
+    'Too many wrong user codes',
+    'Wait for the number of seconds in Retry-After, then type the code the device shows again.',
+    true,
+  ),
+  'BCK.OAUTH.0022': entry(
+    403,
+    'auth',
+    'The form expired or did not come from this page',
+    'Reload the page and submit its form again; forms are bound to the browser session that showed them.',
+  ),
+  'BCK.OAUTH.0025': entry(
+    403,
+    'auth',
+    'Account-level access needs a verified account-level client',
+    'Only a client the operator verified and allowed account-level access may ask for account_access; ask for commerce instead.',
+  ),
 
   'BCK.IDEMPOTENCY.0001': entry(
     409,

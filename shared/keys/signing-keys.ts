@@ -26,7 +26,10 @@ export interface Jwks {
 }
 
 export interface TokenSigner {
-  sign(claims: JWTPayload, opts: { subject?: string; audience: string; ttlSecs: number }): Promise<string>;
+  sign(
+    claims: JWTPayload,
+    opts: { subject?: string; audience: string; ttlSecs: number; typ?: string },
+  ): Promise<string>;
   verify(token: string, audience: string): Promise<JWTVerifyResult>;
   jwks(): Promise<Jwks>;
 }
@@ -93,7 +96,7 @@ export function createTokenSigner(ctx: ServiceContext): TokenSigner {
       if (s.signing === undefined) throw new Error('no active signing key');
       const key = await importJWK(s.signing.jwk, ALG);
       const jwt = new SignJWT(claims)
-        .setProtectedHeader({ alg: ALG, kid: s.signing.kid, typ: 'JWT' })
+        .setProtectedHeader({ alg: ALG, kid: s.signing.kid, typ: opts.typ ?? 'JWT' })
         .setIssuer(issuer)
         .setAudience(opts.audience)
         .setIssuedAt()

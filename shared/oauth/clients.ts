@@ -75,6 +75,18 @@ const unknownClient = (clientId: string): AppError =>
     clientId,
   });
 
+/**
+ * Public: it identifies the connector, it proves nothing (PKCE does). 128 random bits so ids are not guessable in
+ * sequence. Never starting with `-`: an operator types it as a word on the command line, where it would read as
+ * an option.
+ */
+function newClientId(): string {
+  for (;;) {
+    const id = randomToken(16);
+    if (!id.startsWith('-')) return id;
+  }
+}
+
 /** `input` is parsed here (the CLI hands over what the operator typed). */
 export async function createClient(ctx: ServiceContext, input: unknown): Promise<ClientView> {
   const parsed = CreateClientInput.safeParse(input);
@@ -82,9 +94,7 @@ export async function createClient(ctx: ServiceContext, input: unknown): Promise
   const now = ctx.now();
   const em = ctx.db.em();
   const row = em.create(OAuthClient, {
-    // Public: it identifies the connector, it proves nothing (PKCE does). 128 random bits so ids are not guessable
-    // in sequence.
-    clientId: randomToken(16),
+    clientId: newClientId(),
     name: parsed.data.name,
     redirectUris: JSON.stringify(parsed.data.redirectUris),
     verified: parsed.data.verified,

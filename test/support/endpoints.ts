@@ -14,7 +14,10 @@
 // Body, query and header strings are `line` and path parameters `id` unless `kinds` says otherwise.
 import { randomUUID } from 'node:crypto';
 import { getAddress } from 'viem';
+import { AUTHORIZATION_FIELDS, authorize } from '../../shared/oauth/authorize.js';
 import { createClient } from '../../shared/oauth/clients.js';
+import { startDeviceAuthorization } from '../../shared/oauth/device-authorization.js';
+import { csrfTokenOf, newBrowserToken, signIn } from '../../shared/oauth/page-session.js';
 import type { ApiClient } from './http.js';
 import { USDC, createDelegation, fund, scriptedMerchant } from './router-fixtures.js';
 import type { Running } from './merchants/listen.js';
@@ -33,6 +36,9 @@ export interface SampleRequest {
   readonly query?: Readonly<Record<string, string>>;
   readonly body?: unknown;
   readonly headers?: Readonly<Record<string, string>>;
+  /** A key of another user than `as` names (the OAuth samples use a fresh user: a user's wrong user-code guesses
+   *  are limited, and the fuzz makes many). */
+  readonly apiKey?: string;
 }
 
 export interface EndpointCase {
@@ -45,6 +51,8 @@ export interface EndpointCase {
   readonly kinds?: Readonly<Record<string, FieldKind>>;
   /** Objects whose keys are fields too (a record of headers), by dotted path; the keys are `line`. */
   readonly keyed?: readonly string[];
+  /** What the valid sample answers when it is not a 2xx (a page's form answers 303 See Other). */
+  readonly okStatus?: number;
 }
 
 export interface EndpointFixtures {
@@ -86,6 +94,50 @@ const offer = () => ({
 
 const page = { page: '1', offset: '10' };
 
+/** PKCE (RFC 7636 appendix B's example pair). */
+const VERIFIER = 'dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk';
+const CHALLENGE = 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM';
+
+const oauthClient = (f: EndpointFixtures) =>
+  createClient(f.stack.ctx, {
+    name: 'Fuzz connector',
+    redirectUris: ['https://c.example/cb'],
+    allowedConsentTypes: ['commerce'],
+  });
+
+async function authorizeRequest(f: EndpointFixtures) {
+  const c = await oauthClient(f);
+  return {
+    client_id: c.clientId,
+    redirect_uri: 'https://c.example/cb',
+    code_challenge: CHALLENGE,
+    code_challenge_method: 'S256',
+    state: 'fuzz-state',
+    scope: 'commerce',
+    spending_limit_cents: '1000',
+    currency: 'usd',
+    duration_secs: 3600,
+  };
+}
+
+/** A signed-in page session of a fresh user: its cookie and the CSRF token bound to it. */
+async function pageSession(f: EndpointFixtures): Promise<{ cookie: string; csrf: string }> {
+  const token = await signIn(f.stack.ctx, (await f.stack.user()).userId);
+  return { cookie: `payroute_page=${token}`, csrf: csrfTokenOf(token) };
+}
+
+const PAGE_KINDS: Readonly<Record<string, FieldKind>> = { 'headers.cookie': 'opaque', 'body.csrf': 'opaque' };
+
+/** Every value as a string, as a query string or a form carries it. */
+const stringsOf = (o: Record<string, unknown>): Record<string, string> =>
+  Object.fromEntries(Object.entries(o).map(([k, v]) => [k, String(v)]));
+
+async function deviceRequest(f: EndpointFixtures): Promise<{ userCode: string }> {
+  const c = await oauthClient(f);
+  const r = await startDeviceAuthorization(f.stack.ctx, { client_id: c.clientId, scope: 'commerce' });
+  return { userCode: r.user_code };
+}
+
 /** A public discovery document: no body, an unknown query parameter is ignored. */
 const PUBLIC_DOCUMENT: EndpointCase = {
   sample: async () => ({ as: 'seller', query: { probe: 'x' } }),
@@ -104,6 +156,128 @@ export const ENDPOINTS: Readonly<Record<string, EndpointCase>> = {
       const c = await createClient(f.stack.ctx, { name: 'Fuzz connector', redirectUris: ['https://c.example/cb'] });
       return { as: 'subscriber', body: { client_id: c.clientId } };
     },
+  },
+  'POST /oauth/authorize': {
+    sample: async (f) => ({ as: 'subscriber', body: await authorizeRequest(f) }),
+  },
+  'POST /oauth/device/details': {
+    sample: async (f) => {
+      const { userCode } = await deviceRequest(f);
+      return { as: 'subscriber', apiKey: (await f.stack.user()).apiKey, body: { user_code: userCode } };
+    },
+  },
+  'POST /oauth/device': {
+    sample: async (f) => {
+      const { userCode } = await deviceRequest(f);
+      const body = { user_code: userCode, approve: true, spending_limit_cents: '500' };
+      return { as: 'subscriber', apiKey: (await f.stack.user()).apiKey, body };
+    },
+  },
+  'GET /oauth/bindings': { sample: async () => ({ as: 'subscriber', query: page }) },
+  'POST /oauth/bindings/:bindingId/revoke': {
+    sample: async (f) => {
+      const u = await f.stack.user();
+      const r = await authorize(f.stack.ctx, u, await authorizeRequest(f));
+      if (!r.approved) throw new Error('not approved');
+      return { as: 'subscriber', apiKey: u.apiKey, params: { bindingId: r.grantId } };
+    },
+  },
+  'POST /oauth/token': {
+    sample: async (f) => {
+      const u = await f.stack.user();
+      const body = await authorizeRequest(f);
+      const r = await authorize(f.stack.ctx, u, body);
+      if (!r.approved) throw new Error('not approved');
+      return {
+        as: 'subscriber',
+        body: {
+          grant_type: 'authorization_code',
+          client_id: body.client_id,
+          code: r.code,
+          redirect_uri: body.redirect_uri,
+          code_verifier: VERIFIER,
+        },
+      };
+    },
+  },
+  // The pages: public routes with their own session (a cookie) and CSRF tokens, which are opaque here (a hostile
+  // one is refused as forged, 403, not as malformed). A query field past the client and redirect URI is sent back
+  // to the connector (303), so those are opaque too.
+  'GET /oauth/authorize': {
+    sample: async (f) => ({
+      as: 'subscriber',
+      query: { response_type: 'code', ...stringsOf(await authorizeRequest(f)) },
+    }),
+    kinds: Object.fromEntries(
+      ['response_type', ...AUTHORIZATION_FIELDS.filter((k) => k !== 'client_id' && k !== 'redirect_uri')].map((k) => [
+        `query.${k}`,
+        'opaque' as const,
+      ]),
+    ),
+  },
+  'POST /oauth/consent': {
+    sample: async (f) => {
+      const { cookie, csrf } = await pageSession(f);
+      const body = {
+        ...stringsOf(await authorizeRequest(f)),
+        csrf,
+        decision: 'approve',
+        cap: '5.00',
+        duration: '3600',
+      };
+      return { as: 'subscriber', headers: { cookie }, body };
+    },
+    kinds: PAGE_KINDS,
+    okStatus: 303,
+  },
+  'POST /oauth/sign-in': {
+    sample: async (f) => {
+      const token = newBrowserToken();
+      const body = { csrf: csrfTokenOf(token), return_to: '/device', api_key: (await f.stack.user()).apiKey };
+      return { as: 'subscriber', headers: { cookie: `payroute_page=${token}` }, body };
+    },
+    kinds: { ...PAGE_KINDS, 'body.api_key': 'opaque' },
+    okStatus: 303,
+  },
+  'POST /oauth/sign-out': {
+    sample: async (f) => {
+      const { cookie, csrf } = await pageSession(f);
+      return { as: 'subscriber', headers: { cookie }, body: { csrf, return_to: '/device' } };
+    },
+    kinds: PAGE_KINDS,
+    okStatus: 303,
+  },
+  'GET /device': {
+    sample: async () => ({ as: 'subscriber', query: { user_code: 'BCDF-GHJK' } }),
+    kinds: { 'query.user_code': 'opaque' },
+  },
+  'POST /device': {
+    sample: async (f) => {
+      const { cookie, csrf } = await pageSession(f);
+      return { as: 'subscriber', headers: { cookie }, body: { csrf, user_code: (await deviceRequest(f)).userCode } };
+    },
+    kinds: PAGE_KINDS,
+  },
+  'POST /device/decision': {
+    sample: async (f) => {
+      const { cookie, csrf } = await pageSession(f);
+      const userCode = (await deviceRequest(f)).userCode;
+      return {
+        as: 'subscriber',
+        headers: { cookie },
+        body: { csrf, user_code: userCode, decision: 'approve', cap: '1.00' },
+      };
+    },
+    kinds: PAGE_KINDS,
+  },
+  'POST /oauth/device_authorization': {
+    sample: async (f) => ({
+      as: 'subscriber',
+      body: { client_id: (await oauthClient(f)).clientId, scope: 'commerce' },
+    }),
+  },
+  'POST /oauth/revoke': {
+    sample: async (f) => ({ as: 'subscriber', body: { token: f.fresh('token'), token_type_hint: 'refresh_token' } }),
   },
 
   // Agents.

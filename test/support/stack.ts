@@ -47,6 +47,8 @@ function startProcess(entry: string, env: Record<string, string>): Promise<{ chi
     let stderr = '';
     child.stderr?.on('data', (d: Buffer) => {
       stderr = (stderr + d.toString()).slice(-4000);
+      // TEST_CHILD_STDERR=1 shows what the processes log (debugging a 5xx seen by a test).
+      if (process.env.TEST_CHILD_STDERR === '1') process.stderr.write(d);
     });
     const timer = setTimeout(() => {
       child.kill('SIGKILL');

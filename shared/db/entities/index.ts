@@ -1,7 +1,15 @@
 import { ApiKey, ServiceWallet, SigningKey, User } from './accounts.js';
 import { Delegation, DelegationTransaction } from './delegations.js';
 import { IdempotencyKey } from './idempotency.js';
-import { OAuthClient } from './oauth.js';
+import {
+  OAuthClient,
+  OAuthCode,
+  OAuthDeviceCode,
+  OAuthGrant,
+  OAuthPageSession,
+  OAuthRefreshToken,
+  OAuthUserCodeAttempts,
+} from './oauth.js';
 import { AgentRequest, CreditBurn, CreditHolding, CreditLedger, CreditLot, PlanOrder } from './credits.js';
 import { Agent, AgentPlan, Plan } from './registry.js';
 import { CatalogEntry, RouterPayment } from './router.js';
@@ -42,4 +50,10 @@ export const entities = [
   CatalogEntry,
   IdempotencyKey,
   OAuthClient,
+  OAuthGrant,
+  OAuthCode,
+  OAuthRefreshToken,
+  OAuthDeviceCode,
+  OAuthUserCodeAttempts,
+  OAuthPageSession,
 ];

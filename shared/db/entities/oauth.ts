@@ -1,4 +1,5 @@
 import { defineEntity, p } from '@mikro-orm/core';
+import { Int64Type } from '../int64-type.js';
 
 /** What a connector may ask a user to consent to (shared/oauth/consent.ts). */
 export const CONSENT_TYPES = ['commerce', 'account_access'] as const;
@@ -28,5 +29,141 @@ export const OAuthClient = defineEntity({
     disabledAt: p.datetime().nullable(),
     createdAt: p.datetime(),
     updatedAt: p.datetime(),
+  },
+});
+
+/** What a grant row's status may hold; `expired` and `exhausted` follow from its delegation (shared/oauth/bindings.ts). */
+export const GRANT_STORED_STATUSES = ['Active', 'Revoked'] as const;
+
+/** Why a grant was revoked: by its user, or by the server on a sign that a credential leaked. */
+export const GRANT_REVOKE_REASONS = [
+  'user',
+  'revocation_endpoint',
+  'code_replay',
+  'refresh_reuse',
+  'device_replay',
+] as const;
+export type GrantRevokeReason = (typeof GRANT_REVOKE_REASONS)[number];
+
+/**
+ * A user's consent to one client (a "binding"): one consent type, bound to the capped, expiring delegation created
+ * with it. Every code, refresh token and access token issued for the consent names the grant; revoking it (and its
+ * delegation, in the same transaction) ends them all.
+ */
+export const OAuthGrant = defineEntity({
+  name: 'OAuthGrant',
+  tableName: 'oauth_grant',
+  indexes: [{ properties: ['userId', 'createdAt'] }],
+  properties: {
+    id: p.string().primary(),
+    userId: p.string(),
+    clientId: p.string(),
+    consentType: p.enum(CONSENT_TYPES),
+    delegationId: p.string(),
+    status: p.enum(GRANT_STORED_STATUSES),
+    revokedAt: p.datetime().nullable(),
+    revokedReason: p.enum(GRANT_REVOKE_REASONS).nullable(),
+    createdAt: p.datetime(),
+    /** When a credential of the grant was last used to pay (set by the commerce route). */
+    lastUsedAt: p.datetime().nullable(),
+  },
+});
+
+/**
+ * An authorization code (RFC 6749 §4.1.2): stored as the SHA-256 of the code, bound to its client, redirect URI
+ * and PKCE challenge (RFC 7636 §4.4), consumed once by a conditional UPDATE of `consumedAt`.
+ */
+export const OAuthCode = defineEntity({
+  name: 'OAuthCode',
+  tableName: 'oauth_code',
+  indexes: [{ properties: ['expiresAt'] }],
+  properties: {
+    codeHash: p.string().primary(),
+    grantId: p.string(),
+    clientId: p.string(),
+    redirectUri: p.text(),
+    codeChallenge: p.string(),
+    expiresAt: p.datetime(),
+    consumedAt: p.datetime().nullable(),
+    createdAt: p.datetime(),
+  },
+});
+
+/**
+ * A refresh token (RFC 6749 §6), stored hashed. Rotated on every use: the use marks `rotatedAt` by a conditional
+ * UPDATE, so of parallel uses one wins; a use of a rotated token is a reuse (a leaked token) and revokes the grant.
+ */
+export const OAuthRefreshToken = defineEntity({
+  name: 'OAuthRefreshToken',
+  tableName: 'oauth_refresh_token',
+  indexes: [{ properties: ['grantId'] }, { properties: ['expiresAt'] }],
+  properties: {
+    tokenHash: p.string().primary(),
+    grantId: p.string(),
+    clientId: p.string(),
+    expiresAt: p.datetime(),
+    rotatedAt: p.datetime().nullable(),
+    revokedAt: p.datetime().nullable(),
+    createdAt: p.datetime(),
+  },
+});
+
+/** Where a device authorization stands (RFC 8628 §3.5 names what polling answers for each). */
+export const DEVICE_STATUSES = ['pending', 'approved', 'denied', 'redeemed'] as const;
+export type DeviceStatus = (typeof DEVICE_STATUSES)[number];
+
+/**
+ * A device authorization request (RFC 8628 §3.2): the device code and the user code stored hashed. The human
+ * approves it with the user code; the device then redeems it once, by a conditional UPDATE of `status`.
+ */
+export const OAuthDeviceCode = defineEntity({
+  name: 'OAuthDeviceCode',
+  tableName: 'oauth_device_code',
+  indexes: [{ properties: ['expiresAt'] }],
+  properties: {
+    deviceCodeHash: p.string().primary(),
+    /** SHA-256 of the normalized user code (8 letters, upper case, no dash). */
+    userCodeHash: p.string().unique(),
+    clientId: p.string(),
+    consentType: p.enum(CONSENT_TYPES),
+    spendingLimitCents: p.type(Int64Type),
+    currency: p.string(),
+    durationSecs: p.integer(),
+    status: p.enum(DEVICE_STATUSES),
+    userId: p.string().nullable(),
+    grantId: p.string().nullable(),
+    /** The polling interval in seconds; each `slow_down` adds 5 (RFC 8628 §3.5). */
+    intervalSecs: p.integer(),
+    lastPolledAt: p.datetime().nullable(),
+    expiresAt: p.datetime(),
+    createdAt: p.datetime(),
+  },
+});
+
+/** Wrong user-code guesses of one user in the current window (RFC 8628 §5.1 brute-force limit). */
+export const OAuthUserCodeAttempts = defineEntity({
+  name: 'OAuthUserCodeAttempts',
+  tableName: 'oauth_user_code_attempts',
+  properties: {
+    userId: p.string().primary(),
+    windowStartedAt: p.datetime(),
+    failures: p.integer(),
+  },
+});
+
+/**
+ * A signed-in session of the consent and device pages: the cookie holds a random token, the row its SHA-256. It
+ * ends at sign-out, after `OAUTH_PAGE_SESSION_IDLE_SECS` without use, or at `expiresAt`, whichever comes first.
+ */
+export const OAuthPageSession = defineEntity({
+  name: 'OAuthPageSession',
+  tableName: 'oauth_page_session',
+  indexes: [{ properties: ['expiresAt'] }],
+  properties: {
+    sessionHash: p.string().primary(),
+    userId: p.string(),
+    lastSeenAt: p.datetime(),
+    expiresAt: p.datetime(),
+    createdAt: p.datetime(),
   },
 });

@@ -10,6 +10,7 @@ import { Migration20261124030200_permission_signature_hash } from './Migration20
 import { Migration20261124050000_idempotency_key } from './Migration20261124050000_idempotency_key.js';
 import { Migration20261124060000_status_enums } from './Migration20261124060000_status_enums.js';
 import { Migration20261124070000_oauth_client } from './Migration20261124070000_oauth_client.js';
+import { Migration20261124080000_oauth_grants } from './Migration20261124080000_oauth_grants.js';
 
 export const sqliteMigrations: MigrationObject[] = [
   { name: 'Migration20261121233748_initial', class: Migration20261121233748_initial },
@@ -24,4 +25,5 @@ export const sqliteMigrations: MigrationObject[] = [
   { name: 'Migration20261124050000_idempotency_key', class: Migration20261124050000_idempotency_key },
   { name: 'Migration20261124060000_status_enums', class: Migration20261124060000_status_enums },
   { name: 'Migration20261124070000_oauth_client', class: Migration20261124070000_oauth_client },
+  { name: 'Migration20261124080000_oauth_grants', class: Migration20261124080000_oauth_grants },
 ];

@@ -1,0 +1,41 @@
+// The one catch point of the endpoints that speak RFC 6749 (token), RFC 8628 (device authorization) and RFC 7009
+// (revocation): errors are `{ error, error_description }` with the protocol's status, never the BCK envelope
+// (a connector's OAuth library reads only the former), and nothing the endpoint answers may be cached.
+import { AppError } from '../../shared/errors/app-error.js';
+import { OAuthProtocolError } from '../../shared/oauth/protocol-error.js';
+import type { AdminRouterContext, RouteProtocol } from './route.js';
+
+/** RFC 6749 §5.1: token responses carry Cache-Control: no-store (and Pragma: no-cache for HTTP/1.0 caches). */
+export function noStore(ctx: AdminRouterContext): void {
+  ctx.set('cache-control', 'no-store');
+  ctx.set('pragma', 'no-cache');
+}
+
+/** A client error of the transport or the body parser, in RFC 6749 terms; undefined for anything else. */
+function asProtocolError(err: unknown): OAuthProtocolError | undefined {
+  if (err instanceof OAuthProtocolError) return err;
+  // Size and time limits stay the process's (408 / 413 close the connection): not the protocol's business.
+  const status = err instanceof AppError ? err.httpStatus : (err as { status?: unknown }).status;
+  if (status === 400 || status === 415) {
+    const description =
+      err instanceof AppError
+        ? err.details
+        : status === 415
+          ? 'send application/x-www-form-urlencoded or application/json'
+          : 'the request body could not be parsed';
+    return new OAuthProtocolError('invalid_request', description);
+  }
+  return undefined;
+}
+
+export const OAUTH_PROTOCOL: RouteProtocol = {
+  body: 'form-or-json',
+  writeError(ctx, err) {
+    const e = asProtocolError(err);
+    if (e === undefined) return false;
+    ctx.status = e.status;
+    noStore(ctx);
+    ctx.body = e.toBody();
+    return true;
+  },
+};

@@ -1,0 +1,45 @@
+// What the pages' forms send, parsed with zod like every other boundary.
+import { z } from 'zod';
+import { MAX_CONSENT_CENTS } from '../../shared/oauth/consent.js';
+import { line } from '../../shared/text.js';
+
+/** A cap typed by the human in major units ("50", "12.5", "12.50") -> cents. */
+export const Cap = z
+  .string()
+  .trim()
+  .regex(/^[0-9]{1,7}(\.[0-9]{1,2})?$/, 'must be an amount such as 12.50')
+  .transform((v) => {
+    const [whole = '0', frac = ''] = v.split('.');
+    return BigInt(whole) * 100n + BigInt(frac.padEnd(2, '0'));
+  })
+  .refine((c) => c >= 1n && c <= MAX_CONSENT_CENTS, 'must be at least 0.01');
+
+/** Where a sign-in or sign-out may return: the two pages only, so the field cannot become an open redirect. */
+export const ReturnTo = line(4000).refine(
+  (v) => v === '/device' || v.startsWith('/device?') || v.startsWith('/oauth/authorize?'),
+  'must be a page of this service',
+);
+
+export const SignInForm = z.object({ csrf: z.unknown(), return_to: ReturnTo, api_key: line(512).min(1) });
+export const SignOutForm = z.object({ csrf: z.unknown(), return_to: ReturnTo.default('/device') });
+
+const Decision = z.enum(['approve', 'deny']);
+
+export const ConsentForm = z.object({
+  csrf: z.unknown(),
+  decision: Decision,
+  cap: Cap.optional(),
+  duration: z
+    .string()
+    .regex(/^[0-9]{1,9}$/)
+    .transform(Number)
+    .optional(),
+});
+
+export const DeviceLookupForm = z.object({ csrf: z.unknown(), user_code: line(64) });
+export const DeviceDecisionForm = z.object({
+  csrf: z.unknown(),
+  user_code: line(64),
+  decision: Decision,
+  cap: Cap.optional(),
+});

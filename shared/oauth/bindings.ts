@@ -1,0 +1,81 @@
+// A user's bindings: the grants they gave connectors, with the cap and spending of each grant's delegation.
+// Read and revoked only by their user (another user's binding is not found, 404).
+import { type ConsentType, Delegation, OAuthClient, OAuthGrant } from '../db/entities/index.js';
+import type { ServiceContext } from '../context.js';
+import { AppError } from '../errors/app-error.js';
+import { toWire } from '../money.js';
+import { revokeGrant } from './grants.js';
+
+export type BindingState = 'active' | 'expired' | 'exhausted' | 'revoked';
+
+export interface Binding {
+  readonly bindingId: string;
+  readonly clientId: string;
+  readonly connectorName: string;
+  readonly consentType: ConsentType;
+  readonly delegationId: string;
+  readonly spendingLimitCents: string;
+  readonly amountSpentCents: string;
+  readonly currency: string;
+  readonly state: BindingState;
+  readonly createdAt: string;
+  readonly lastUsedAt: string | null;
+  readonly revokedAt: string | null;
+}
+
+const iso = (d: Date | null | undefined): string | null => (d == null ? null : d.toISOString());
+
+export async function listBindings(
+  ctx: ServiceContext,
+  userId: string,
+  q: { page: number; offset: number },
+): Promise<{ bindings: Binding[]; total: number; page: number; offset: number }> {
+  const em = ctx.db.em();
+  const [grants, total] = await em.findAndCount(
+    OAuthGrant,
+    { userId },
+    { orderBy: { createdAt: 'desc', id: 'asc' }, limit: q.offset, offset: (q.page - 1) * q.offset },
+  );
+  const delegations = new Map(
+    (await em.find(Delegation, { id: { $in: grants.map((g) => g.delegationId) }, userId })).map((d) => [d.id, d]),
+  );
+  const clients = new Map(
+    (await em.find(OAuthClient, { clientId: { $in: grants.map((g) => g.clientId) } })).map((c) => [c.clientId, c]),
+  );
+  const now = ctx.now().getTime();
+  const bindings = grants.map((g): Binding => {
+    const d = delegations.get(g.delegationId);
+    const limit = d?.spendingLimitCents ?? 0n;
+    const spent = d?.amountSpentCents ?? 0n;
+    const state: BindingState =
+      g.status === 'Revoked' || d === undefined || d.status === 'Revoked'
+        ? 'revoked'
+        : d.expiresAt.getTime() <= now
+          ? 'expired'
+          : spent >= limit
+            ? 'exhausted'
+            : 'active';
+    return {
+      bindingId: g.id,
+      clientId: g.clientId,
+      connectorName: clients.get(g.clientId)?.name ?? '',
+      consentType: g.consentType,
+      delegationId: g.delegationId,
+      spendingLimitCents: toWire(limit),
+      amountSpentCents: toWire(spent),
+      currency: d?.currency ?? '',
+      state,
+      createdAt: g.createdAt.toISOString(),
+      lastUsedAt: iso(g.lastUsedAt),
+      revokedAt: iso(g.revokedAt ?? d?.revokedAt),
+    };
+  });
+  return { bindings, total, page: q.page, offset: q.offset };
+}
+
+/** Revokes the user's binding, its tokens and its delegation; revoking a revoked binding is a no-op. */
+export async function revokeBinding(ctx: ServiceContext, userId: string, bindingId: string): Promise<void> {
+  const grant = await ctx.db.em().findOne(OAuthGrant, { id: bindingId, userId });
+  if (grant === null) throw new AppError('BCK.OAUTH.0019', `binding ${bindingId} not found`);
+  await revokeGrant(ctx, grant.id, 'user');
+}

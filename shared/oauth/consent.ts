@@ -1,0 +1,85 @@
+// What a human consents to: a consent type, a cap in one currency and a duration. Approving creates the grant and
+// the capped, expiring delegation it is bound to, in the caller's unit of work, so they commit together with the
+// code (or the device approval) that hands them to the connector.
+//   commerce        an erc4337 delegation of the user's custodial wallet: the connector pays merchants through the
+//                   commerce route, within the cap.
+//   account_access  a card-backed delegation (the sandbox card processor): the connector acts for the user on
+//                   registry and credits reads, plan orders and card-delegation x402 permissions, within the cap.
+import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
+import { type ConsentType, OAuthGrant } from '../db/entities/index.js';
+import type { Em } from '../db/sql.js';
+import { newDelegation } from '../delegations/service.js';
+import { CURRENCIES, type Currency } from '../spend/currency.js';
+
+/** Bounds of what a connector may ask for: $1,000,000 (in cents) and one year. */
+export const MAX_CONSENT_CENTS = 100_000_000n;
+export const MIN_DURATION_SECS = 60;
+export const MAX_DURATION_SECS = 31_536_000;
+
+/** A cap in cents: a JSON number or a decimal string (a form sends strings). */
+export const ConsentCents = z
+  .union([z.number().int().safe(), z.string().regex(/^[0-9]{1,12}$/)])
+  .transform((v) => BigInt(v))
+  .refine((v) => v >= 1n && v <= MAX_CONSENT_CENTS, `must be from 1 to ${MAX_CONSENT_CENTS}`);
+
+export const ConsentDuration = z
+  .union([z.number().int().safe(), z.string().regex(/^[0-9]{1,9}$/)])
+  .transform(Number)
+  .refine(
+    (v) => v >= MIN_DURATION_SECS && v <= MAX_DURATION_SECS,
+    `must be from ${MIN_DURATION_SECS} to ${MAX_DURATION_SECS}`,
+  );
+
+export const ConsentCurrency = z.enum(CURRENCIES);
+
+export interface ConsentTerms {
+  readonly consentType: ConsentType;
+  readonly spendingLimitCents: bigint;
+  readonly currency: Currency;
+  readonly durationSecs: number;
+}
+
+/** What each consent type lets a connector do, in words (the consent and device pages show it). */
+export const CONSENT_WORDING: Readonly<Record<ConsentType, string>> = {
+  commerce: 'Pay merchants from your wallet on your behalf, up to the cap, until the consent expires.',
+  account_access:
+    'Act for you on your account: read agents, plans and credits, and buy plans with your card, up to the cap, until the consent expires.',
+};
+
+/** The card processor provider of account-level delegations (the sandbox processor charges any fiat provider). */
+const CARD_PROVIDER = 'stripe';
+
+/** Adds the grant and its delegation to `em`'s unit of work; the caller flushes. */
+export function newGrant(
+  em: Em,
+  who: { userId: string; clientId: string },
+  terms: ConsentTerms,
+  now: Date,
+): { grantId: string; delegationId: string; expiresAt: Date } {
+  const delegation = newDelegation(
+    em,
+    { userId: who.userId },
+    {
+      provider: terms.consentType === 'commerce' ? 'erc4337' : CARD_PROVIDER,
+      spendingLimitCents: terms.spendingLimitCents,
+      currency: terms.currency,
+      durationSecs: terms.durationSecs,
+    },
+    now,
+  );
+  const grantId = randomUUID();
+  em.create(OAuthGrant, {
+    id: grantId,
+    userId: who.userId,
+    clientId: who.clientId,
+    consentType: terms.consentType,
+    delegationId: delegation.id,
+    status: 'Active',
+    revokedAt: null,
+    revokedReason: null,
+    createdAt: now,
+    lastUsedAt: null,
+  });
+  return { grantId, delegationId: delegation.id, expiresAt: delegation.expiresAt };
+}

@@ -1,0 +1,105 @@
+// The human's side of the device flow, with their API key (the device page calls the same functions): look up
+// a user code to see what the device asks for, then approve (optionally lowering the cap) or deny. Every lookup
+// counts as a guess (guess-limit.ts). Approval creates the grant and its delegation and marks the request
+// approved in ONE transaction, by a conditional UPDATE (still pending, not expired): a code decides once.
+import { z } from 'zod';
+import type { InferEntity } from '@mikro-orm/core';
+import type { ServiceContext } from '../context.js';
+import { sha256Hex } from '../crypto/hashing.js';
+import { type CONSENT_TYPES, OAuthDeviceCode } from '../db/entities/index.js';
+import { AppError } from '../errors/app-error.js';
+import { toWire } from '../money.js';
+import { CURRENCIES } from '../spend/currency.js';
+import { line } from '../text.js';
+import { enabledClient } from './clients.js';
+import { ConsentCents, newGrant } from './consent.js';
+import { asGuess } from './guess-limit.js';
+import { normalizeUserCode } from './user-code.js';
+
+type DeviceRow = InferEntity<typeof OAuthDeviceCode>;
+
+export const DeviceDetailsBody = z.object({ user_code: line(64) });
+export const DeviceDecisionBody = z.object({
+  user_code: line(64),
+  approve: z.boolean(),
+  spending_limit_cents: ConsentCents.optional(),
+});
+
+const invalidCode = () => new AppError('BCK.OAUTH.0020');
+
+/** The pending, unexpired request a user code names, looked up as one guess of `userId`. */
+async function pendingRequest(ctx: ServiceContext, userId: string, typed: string): Promise<DeviceRow> {
+  const row = await asGuess(ctx, userId, async () => {
+    const normal = normalizeUserCode(typed);
+    if (normal === undefined) return undefined;
+    const found = await ctx.db.em().findOne(OAuthDeviceCode, {
+      userCodeHash: sha256Hex(normal),
+      status: 'pending',
+      expiresAt: { $gt: ctx.now() },
+    });
+    return found ?? undefined;
+  });
+  if (row === undefined) throw invalidCode();
+  return row;
+}
+
+export interface DeviceDetails {
+  readonly connectorName: string;
+  readonly verified: boolean;
+  readonly consentType: (typeof CONSENT_TYPES)[number];
+  readonly spendingLimitCents: string;
+  readonly currency: (typeof CURRENCIES)[number];
+  readonly durationSecs: number;
+}
+
+const currencyOf = (stored: string) => z.enum(CURRENCIES).parse(stored);
+
+export async function deviceDetails(ctx: ServiceContext, userId: string, typed: string): Promise<DeviceDetails> {
+  const row = await pendingRequest(ctx, userId, typed);
+  const client = await enabledClient(ctx, row.clientId);
+  return {
+    connectorName: client.name,
+    verified: client.verified,
+    consentType: row.consentType,
+    spendingLimitCents: toWire(row.spendingLimitCents),
+    currency: currencyOf(row.currency),
+    durationSecs: row.durationSecs,
+  };
+}
+
+export async function decideDevice(
+  ctx: ServiceContext,
+  userId: string,
+  decision: z.output<typeof DeviceDecisionBody>,
+): Promise<void> {
+  const row = await pendingRequest(ctx, userId, decision.user_code);
+  await enabledClient(ctx, row.clientId);
+  const limit = decision.spending_limit_cents ?? row.spendingLimitCents;
+  if (limit > row.spendingLimitCents) {
+    throw new AppError('BCK.HTTP.0400', 'spending_limit_cents may lower the cap the device asked for, not raise it', {
+      requested: toWire(row.spendingLimitCents),
+    });
+  }
+  const now = ctx.now();
+  const pending = { deviceCodeHash: row.deviceCodeHash, status: 'pending' as const, expiresAt: { $gt: now } };
+  const decided = await ctx.db.em().transactional(async (em) => {
+    if (!decision.approve) return em.nativeUpdate(OAuthDeviceCode, pending, { status: 'denied', userId });
+    const grant = newGrant(
+      em,
+      { userId, clientId: row.clientId },
+      {
+        consentType: row.consentType,
+        spendingLimitCents: limit,
+        currency: currencyOf(row.currency),
+        durationSecs: row.durationSecs,
+      },
+      now,
+    );
+    await em.flush();
+    const n = await em.nativeUpdate(OAuthDeviceCode, pending, { status: 'approved', userId, grantId: grant.grantId });
+    // Decided by someone else meanwhile: throwing rolls the new grant and delegation back.
+    if (n !== 1) throw invalidCode();
+    return n;
+  });
+  if (decided !== 1) throw invalidCode();
+}

@@ -1,0 +1,65 @@
+// RFC 8628 §5.1: user codes are short enough to guess, so the wrong guesses of each user are limited. Every
+// lookup first takes an attempt from the user's window by ONE statement (an upsert that starts a new window once
+// the old one is over); a lookup that finds its code gives the attempt back. So at most MAX_WRONG_GUESSES wrong
+// guesses are checked per window in any number of processes, however many arrive at once.
+import type { ServiceContext } from '../context.js';
+import { int64 } from '../db/sql.js';
+import { AppError } from '../errors/app-error.js';
+
+export const MAX_WRONG_GUESSES = 10;
+export const GUESS_WINDOW_SECS = 600;
+
+/** A timestamp column read by SqlTx.all: epoch milliseconds on SQLite, a Date or its text on PostgreSQL. */
+function dateOf(v: unknown): Date {
+  if (v instanceof Date) return v;
+  if (typeof v === 'string' && !/^[0-9]+$/.test(v)) return new Date(v);
+  return new Date(Number(int64(v)));
+}
+
+/** Takes one attempt; 429 BCK.OAUTH.0021 with Retry-After when the window's attempts are used up. */
+async function takeAttempt(ctx: ServiceContext, userId: string): Promise<void> {
+  const now = ctx.now();
+  const windowOver = new Date(now.getTime() - GUESS_WINDOW_SECS * 1000);
+  const rows = await ctx.db.sql.transaction((tx) =>
+    tx.all(
+      `insert into oauth_user_code_attempts (user_id, window_started_at, failures) values (?, ?, 1)
+       on conflict (user_id) do update set
+         failures = case when oauth_user_code_attempts.window_started_at <= ? then 1
+                         else oauth_user_code_attempts.failures + 1 end,
+         window_started_at = case when oauth_user_code_attempts.window_started_at <= ? then ?
+                                  else oauth_user_code_attempts.window_started_at end
+       returning failures, window_started_at`,
+      [userId, now, windowOver, windowOver, now],
+    ),
+  );
+  const row = rows[0];
+  if (row === undefined) throw new Error('attempt upsert returned no row');
+  if (Number(int64(row.failures)) <= MAX_WRONG_GUESSES) return;
+  const endsAt = dateOf(row.window_started_at).getTime() + GUESS_WINDOW_SECS * 1000;
+  const retryAfter = Math.max(1, Math.ceil((endsAt - now.getTime()) / 1000));
+  throw new AppError(
+    'BCK.OAUTH.0021',
+    `too many wrong user codes: try again in ${retryAfter} seconds`,
+    { retryAfterSecs: retryAfter },
+    {},
+    { 'retry-after': String(retryAfter) },
+  );
+}
+
+async function giveBack(ctx: ServiceContext, userId: string): Promise<void> {
+  await ctx.db.sql.transaction((tx) =>
+    tx.run('update oauth_user_code_attempts set failures = failures - 1 where user_id = ? and failures > 0', [userId]),
+  );
+}
+
+/** Runs `lookup` as one guess of `userId`: a found code (non-undefined) costs nothing. */
+export async function asGuess<T>(
+  ctx: ServiceContext,
+  userId: string,
+  lookup: () => Promise<T | undefined>,
+): Promise<T | undefined> {
+  await takeAttempt(ctx, userId);
+  const found = await lookup();
+  if (found !== undefined) await giveBack(ctx, userId);
+  return found;
+}

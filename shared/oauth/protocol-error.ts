@@ -1,0 +1,49 @@
+// The errors of the endpoints that speak RFC 6749 / 8628 / 7009 (token, device authorization, revocation): the
+// body is `{ error, error_description }` (RFC 6749 §5.2), not the BCK envelope of the rest of the service. One class,
+// one factory per error code, as node-oidc-provider has one error type per OAuth error.
+
+export type ProtocolErrorCode =
+  | 'invalid_request'
+  | 'invalid_client'
+  | 'invalid_grant'
+  | 'unauthorized_client'
+  | 'unsupported_grant_type'
+  | 'unsupported_token_type'
+  | 'invalid_scope'
+  | 'authorization_pending'
+  | 'slow_down'
+  | 'access_denied'
+  | 'expired_token';
+
+export class OAuthProtocolError extends Error {
+  constructor(
+    readonly error: ProtocolErrorCode,
+    readonly description: string,
+    /** 400, except invalid_client: 401 (RFC 6749 §5.2). */
+    readonly status = 400,
+  ) {
+    super(description);
+    this.name = 'OAuthProtocolError';
+  }
+
+  /** The response body (RFC 6749 §5.2). */
+  toBody(): { error: ProtocolErrorCode; error_description: string } {
+    return { error: this.error, error_description: this.description };
+  }
+}
+
+export const invalidRequest = (d: string) => new OAuthProtocolError('invalid_request', d);
+// RFC 6749 §5.2: a public client that is unknown or disabled fails client authentication: 401.
+export const invalidClient = (d: string) => new OAuthProtocolError('invalid_client', d, 401);
+export const invalidGrant = (d: string) => new OAuthProtocolError('invalid_grant', d);
+export const unauthorizedClient = (d: string) => new OAuthProtocolError('unauthorized_client', d);
+export const unsupportedGrantType = (d: string) => new OAuthProtocolError('unsupported_grant_type', d);
+export const invalidScope = (d: string) => new OAuthProtocolError('invalid_scope', d);
+// RFC 8628 §3.5: what a device's poll is told while the human has not decided.
+export const authorizationPending = () =>
+  new OAuthProtocolError('authorization_pending', 'the user has not yet approved or denied the request');
+export const slowDown = (intervalSecs: number) =>
+  new OAuthProtocolError('slow_down', `polling too fast: wait at least ${intervalSecs} seconds between requests`);
+export const accessDenied = () => new OAuthProtocolError('access_denied', 'the user denied the request');
+export const expiredToken = () =>
+  new OAuthProtocolError('expired_token', 'the device code has expired: start a new device authorization');

@@ -1,0 +1,48 @@
+// Token revocation (RFC 7009). Always 200 for a well-formed request, whether or not the token was known (§2.2:
+// the answer must not tell a guesser anything). A refresh token revokes its whole grant; so does an access token
+// (§2.1 allows it), after its signature is checked. A public client identifies itself with client_id; a token of
+// another client is left alone.
+import { z } from 'zod';
+import type { ServiceContext } from '../context.js';
+import { sha256Hex } from '../crypto/hashing.js';
+import { OAuthRefreshToken } from '../db/entities/index.js';
+import type { TokenSigner } from '../keys/signing-keys.js';
+import { line } from '../text.js';
+import { revokeGrant } from './grants.js';
+import { resourceOf } from './metadata.js';
+import { parseTokenRequest, tokenClient } from './token-request.js';
+import { ACCESS_TOKEN_TYP } from './tokens.js';
+
+const Body = z.object({
+  token: line(4096).min(1),
+  token_type_hint: line(64).optional(),
+  client_id: line(200).min(1).optional(),
+});
+
+const GrantClaims = z.object({ grant_id: z.string(), client_id: z.string() });
+
+async function grantOfAccessToken(ctx: ServiceContext, signer: TokenSigner, token: string) {
+  try {
+    const { payload, protectedHeader } = await signer.verify(token, resourceOf(ctx.config));
+    if (protectedHeader.typ !== ACCESS_TOKEN_TYP) return undefined;
+    const claims = GrantClaims.safeParse(payload);
+    return claims.success ? { grantId: claims.data.grant_id, clientId: claims.data.client_id } : undefined;
+  } catch {
+    return undefined; // not ours, malformed, or expired: nothing to revoke
+  }
+}
+
+export async function revokeToken(ctx: ServiceContext, signer: TokenSigner, body: unknown): Promise<void> {
+  const req = parseTokenRequest(Body, body);
+  if (req.client_id !== undefined) await tokenClient(ctx, req.client_id);
+  const refresh = await ctx.db.em().findOne(OAuthRefreshToken, { tokenHash: sha256Hex(req.token) });
+  const target =
+    refresh !== null
+      ? { grantId: refresh.grantId, clientId: refresh.clientId }
+      : req.token.split('.').length === 3
+        ? await grantOfAccessToken(ctx, signer, req.token)
+        : undefined;
+  if (target === undefined) return;
+  if (req.client_id !== undefined && req.client_id !== target.clientId) return;
+  await revokeGrant(ctx, target.grantId, 'revocation_endpoint');
+}
