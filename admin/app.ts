@@ -16,7 +16,8 @@ export function buildAdminApp(ctx: ServiceContext): {
   deps: AdminDeps;
   routes: readonly AdminRoute[];
 } {
-  const deps: AdminDeps = { ctx, credentials: createCredentialResolver(ctx), signer: createTokenSigner(ctx) };
+  const signer = createTokenSigner(ctx);
+  const deps: AdminDeps = { ctx, credentials: createCredentialResolver(ctx, signer), signer };
   const app = new Koa<AdminState>({ proxy: false });
   app.silent = true;
   const limits = { maxBytes: ctx.config.BODY_LIMIT_BYTES, timeoutMs: ctx.config.ADMIN_BODY_TIMEOUT_MS };

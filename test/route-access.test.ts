@@ -3,81 +3,9 @@
 // slash, `//`, a percent-encoded letter) reaches a handler without a key, through the proxy or on the admin port.
 // (The defect this guards against: the admin checked the /api/v1 prefix case-sensitively while its router matched
 // case-insensitively, so GET /API/V1/protocol/plans/1/balance/<addr> answered 200 without a key.)
-import { getAddress } from 'viem';
-import { buildAdminApp } from '../admin/app.js';
-import { buildRouterRoutes } from '../proxy/routes/index.js';
-import type { ServiceContext } from '../shared/context.js';
-import { createDigestSigner } from '../shared/protocols/digest-signer.js';
-import { createClaimStore } from '../shared/router/claims.js';
-import { createConcurrencyLimiter } from '../shared/router/concurrency.js';
-import { createDelegationSnapshots } from '../shared/router/delegation-snapshot.js';
-import { createWalletKeyCache } from '../shared/router/wallet-keys.js';
-import { createUpstream } from '../shared/upstream/index.js';
+import { type Declared, SAMPLE, concrete, declaredRoutes, methodsOf, runAll, send } from './support/declared-routes.js';
 import { ENDPOINTS } from './support/endpoints.js';
 import { forEachDb } from './support/matrix.js';
-
-type Process = 'admin' | 'proxy';
-
-interface Declared {
-  readonly process: Process;
-  readonly method: string;
-  readonly path: string;
-  readonly public: boolean;
-  readonly accepts: readonly string[];
-}
-
-/** Every declared route of both processes, from the tables the processes build. */
-async function declaredRoutes(ctx: ServiceContext): Promise<Declared[]> {
-  const admin = buildAdminApp(ctx).routes.map((r) => ({
-    process: 'admin' as const,
-    method: r.method,
-    path: r.path,
-    public: r.access.public,
-    accepts: r.access.accepts,
-  }));
-  const upstream = createUpstream({ allowPrivate: false });
-  const signer = createDigestSigner(0);
-  try {
-    const table = buildRouterRoutes({
-      ctx,
-      claims: createClaimStore(),
-      limiter: createConcurrencyLimiter(1),
-      waiting: createConcurrencyLimiter(1),
-      upstream,
-      feeRecipient: getAddress(`0x${'11'.repeat(20)}`),
-      walletKeys: createWalletKeyCache(ctx),
-      delegations: createDelegationSnapshots(ctx),
-      signer,
-    });
-    const proxy = table.routes().map((r) => ({
-      process: 'proxy' as const,
-      method: r.method,
-      path: r.path,
-      public: r.access.public,
-      accepts: r.access.accepts,
-    }));
-    return [...admin, ...proxy];
-  } finally {
-    await upstream.close();
-    await signer.close();
-  }
-}
-
-/** A value for each path parameter, well-formed where the route checks the form. */
-const SAMPLE: Record<string, string> = {
-  planId: '1',
-  agentId: `did:payroute:sandbox:${'0'.repeat(32)}`,
-  holderAddress: getAddress(`0x${'ab'.repeat(20)}`),
-  id: '0194f3f6-2a5e-7c4e-9b1a-6f1d2c3b4a59',
-  permissionHash: `0x${'cd'.repeat(32)}`,
-  activate: 'true',
-};
-
-const concrete = (path: string): string =>
-  path
-    .split('/')
-    .map((s) => (s.startsWith(':') ? (SAMPLE[s.slice(1)] ?? 'x') : s))
-    .join('/');
 
 /** Spellings of a route's path that are not the route: each literal segment re-cased and percent-encoded, `//`
  * between any two segments, a trailing slash, the whole path upper-cased. */
@@ -112,36 +40,6 @@ function spellsRoute(routes: readonly Declared[], method: string, path: string):
     const want = r.path.split('/');
     return want.length === got.length && want.every((w, i) => (w.startsWith(':') ? got[i] !== '' : w === got[i]));
   });
-}
-
-/** Runs the checks 8 at a time: thousands of requests, each waiting mostly on the other processes. */
-async function runAll(checks: (() => Promise<void>)[]): Promise<void> {
-  let next = 0;
-  const worker = async () => {
-    while (next < checks.length) {
-      const check = checks[next];
-      next += 1;
-      await check?.();
-    }
-  };
-  await Promise.all(Array.from({ length: 8 }, worker));
-}
-
-const methodsOf = (r: Declared): string[] => (r.method === '*' ? ['GET', 'POST'] : [r.method]);
-
-async function send(base: string, method: string, path: string, key?: string) {
-  const r = await fetch(`${base}${path}`, {
-    method,
-    headers: key === undefined ? {} : { authorization: `Bearer ${key}` },
-  });
-  const text = await r.text();
-  let code: unknown;
-  try {
-    code = (JSON.parse(text) as { code?: unknown }).code;
-  } catch {
-    code = undefined;
-  }
-  return { status: r.status, code };
 }
 
 forEachDb(({ stack, test }) => {

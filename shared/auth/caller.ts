@@ -1,5 +1,6 @@
 // Who is calling. One tagged union for every kind of credential, built only by the credential resolver
 // (credential-resolver.ts): a route states which kinds it accepts (route-access.ts) and receives exactly those.
+import type { ConsentType } from '../db/entities/index.js';
 
 /** The user a call acts for: all that services acting on the user's own objects and wallet need. */
 export interface ActingUser {
@@ -15,8 +16,20 @@ export interface ApiKeyCaller extends ActingUser {
   readonly email: string;
 }
 
+/**
+ * A connector holding an OAuth access token of one of the user's grants (RFC 9068 JWT): it acts for the user only
+ * within the grant's consent type and its delegation's cap.
+ */
+export interface OAuthCaller extends ActingUser {
+  readonly kind: 'oauth';
+  readonly clientId: string;
+  readonly grantId: string;
+  readonly consentType: ConsentType;
+  readonly delegationId: string;
+}
+
 /** Every kind of authenticated caller; a new credential kind is one more member here. */
-export type Caller = ApiKeyCaller;
+export type Caller = ApiKeyCaller | OAuthCaller;
 
 export type CallerKind = Caller['kind'];
 

@@ -37,6 +37,13 @@ export function accepts<K extends CallerKind>(...kinds: [K, ...K[]]): RouteAcces
     async authorize(credentials, authorization) {
       const caller = await credentials.resolve(authorization);
       if (isOneOf(caller, list)) return caller;
+      // A connector's token on a route that does not take it (the user's own routes: keys, grants, the router's
+      // other modes): one refusal code, so a connector can tell "not with this credential" from "not allowed".
+      if (caller.kind === 'oauth') {
+        throw new AppError('BCK.OAUTH.0030', 'this route does not accept OAuth access tokens', {
+          consentType: caller.consentType,
+        });
+      }
       throw new AppError('BCK.AUTH.0002', `a credential of kind ${caller.kind} cannot call this route`, {
         kind: caller.kind,
         accepts: list,

@@ -241,6 +241,13 @@ export const catalogue = {
     'Only a client the operator verified and allowed account-level access may ask for account_access; ask for commerce instead.',
   ),
 
+  'BCK.OAUTH.0030': entry(
+    403,
+    'auth',
+    'This route does not accept OAuth credentials',
+    "An OAuth access token acts only within its grant's consent: call this route with the user's API key instead.",
+  ),
+
   'BCK.IDEMPOTENCY.0001': entry(
     409,
     'conflict',

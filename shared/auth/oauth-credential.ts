@@ -1,0 +1,92 @@
+// OAuth access tokens as credentials: ES256 JWTs (`typ: at+jwt`, RFC 9068) signed with the service's keys. The
+// signature, `typ`, `iss`, `aud` and `exp` are checked with jose against the key set (an unknown `kid`, a key
+// another process just rotated in, reloads it once). A JWT cannot be recalled, so every use also checks that its
+// grant and the grant's delegation are still live: cached for at most API_KEY_CACHE_MS (<= 1 s), as API keys, so
+// a revoked grant stops working within a second in every process (the spend module's conditional UPDATE still
+// refuses a revoked delegation at once).
+import { LRUCache } from 'lru-cache';
+import { z } from 'zod';
+import type { ServiceContext } from '../context.js';
+import { CONSENT_TYPES, User } from '../db/entities/index.js';
+import { AppError } from '../errors/app-error.js';
+import type { TokenSigner } from '../keys/signing-keys.js';
+import { liveGrant } from '../oauth/grants.js';
+import { resourceOf } from '../oauth/metadata.js';
+import { ACCESS_TOKEN_TYP } from '../oauth/tokens.js';
+import type { OAuthCaller } from './caller.js';
+
+export interface OAuthCredential {
+  /** True when `token` has the form of a JWT (three base64url parts; an API key has a colon). */
+  matches(token: string): boolean;
+  /** The caller the token names, or 401 BCK.AUTH.0001 (forged, expired, or its grant no longer live). */
+  verify(token: string): Promise<OAuthCaller>;
+}
+
+const JWT_FORM = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
+
+const Claims = z.object({
+  sub: z.string().min(1),
+  client_id: z.string().min(1),
+  scope: z.enum(CONSENT_TYPES),
+  grant_id: z.string().min(1),
+  delegation_id: z.string().min(1),
+});
+
+export function createOAuthCredential(ctx: ServiceContext, signer: TokenSigner): OAuthCredential {
+  const ttl = ctx.config.API_KEY_CACHE_MS;
+  const grants = ttl > 0 ? new LRUCache<string, OAuthCaller>({ max: 10_000, ttl }) : undefined;
+  const audience = resourceOf(ctx.config);
+  const refuse = (why: string): never => {
+    throw new AppError('BCK.AUTH.0001', why);
+  };
+
+  async function callerOf(claims: z.output<typeof Claims>): Promise<OAuthCaller | undefined> {
+    const em = ctx.db.em();
+    const grant = await liveGrant(em, claims.grant_id, ctx.now());
+    // The token's claims must be the grant's own: a token naming another delegation or user is no token of it.
+    if (
+      grant === null ||
+      grant.userId !== claims.sub ||
+      grant.clientId !== claims.client_id ||
+      grant.delegationId !== claims.delegation_id ||
+      grant.consentType !== claims.scope
+    ) {
+      return undefined;
+    }
+    const user = await em.findOne(User, { id: grant.userId });
+    if (user === null) return undefined;
+    return {
+      kind: 'oauth',
+      userId: user.id,
+      walletAddress: user.walletAddress,
+      clientId: grant.clientId,
+      grantId: grant.id,
+      consentType: grant.consentType,
+      delegationId: grant.delegationId,
+    };
+  }
+
+  return {
+    matches: (token) => JWT_FORM.test(token),
+    async verify(token) {
+      let payload: unknown;
+      try {
+        const verified = await signer.verify(token, audience);
+        if (verified.protectedHeader.typ !== ACCESS_TOKEN_TYP) return refuse('not an OAuth access token');
+        payload = verified.payload;
+      } catch (err) {
+        if (err instanceof AppError) throw err;
+        return refuse('the access token is invalid or has expired');
+      }
+      const claims = Claims.safeParse(payload);
+      if (!claims.success) return refuse('not an OAuth access token of this service');
+      const key = `${claims.data.grant_id}:${claims.data.sub}:${claims.data.client_id}:${claims.data.delegation_id}`;
+      const hit = grants?.get(key);
+      if (hit !== undefined) return hit;
+      const caller = await callerOf(claims.data);
+      if (caller === undefined) return refuse('the grant of this access token was revoked or has expired');
+      grants?.set(key, caller);
+      return caller;
+    },
+  };
+}

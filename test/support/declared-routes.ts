@@ -1,0 +1,105 @@
+// The declared routes of both processes, enumerated from the tables the processes build (not a hand list), and
+// the helpers the route-level tests share to call each of them.
+import { getAddress } from 'viem';
+import { buildAdminApp } from '../../admin/app.js';
+import { buildRouterRoutes } from '../../proxy/routes/index.js';
+import type { ServiceContext } from '../../shared/context.js';
+import { createDigestSigner } from '../../shared/protocols/digest-signer.js';
+import { createClaimStore } from '../../shared/router/claims.js';
+import { createConcurrencyLimiter } from '../../shared/router/concurrency.js';
+import { createDelegationSnapshots } from '../../shared/router/delegation-snapshot.js';
+import { createWalletKeyCache } from '../../shared/router/wallet-keys.js';
+import { createUpstream } from '../../shared/upstream/index.js';
+
+type Process = 'admin' | 'proxy';
+
+export interface Declared {
+  readonly process: Process;
+  readonly method: string;
+  readonly path: string;
+  readonly public: boolean;
+  readonly accepts: readonly string[];
+}
+
+/** Every declared route of both processes, from the tables the processes build. */
+export async function declaredRoutes(ctx: ServiceContext): Promise<Declared[]> {
+  const admin = buildAdminApp(ctx).routes.map((r) => ({
+    process: 'admin' as const,
+    method: r.method,
+    path: r.path,
+    public: r.access.public,
+    accepts: r.access.accepts,
+  }));
+  const upstream = createUpstream({ allowPrivate: false });
+  const signer = createDigestSigner(0);
+  try {
+    const table = buildRouterRoutes({
+      ctx,
+      claims: createClaimStore(),
+      limiter: createConcurrencyLimiter(1),
+      waiting: createConcurrencyLimiter(1),
+      upstream,
+      feeRecipient: getAddress(`0x${'11'.repeat(20)}`),
+      walletKeys: createWalletKeyCache(ctx),
+      delegations: createDelegationSnapshots(ctx),
+      signer,
+    });
+    const proxy = table.routes().map((r) => ({
+      process: 'proxy' as const,
+      method: r.method,
+      path: r.path,
+      public: r.access.public,
+      accepts: r.access.accepts,
+    }));
+    return [...admin, ...proxy];
+  } finally {
+    await upstream.close();
+    await signer.close();
+  }
+}
+
+/** A value for each path parameter, well-formed where the route checks the form. */
+export const SAMPLE: Record<string, string> = {
+  planId: '1',
+  agentId: `did:payroute:sandbox:${'0'.repeat(32)}`,
+  holderAddress: getAddress(`0x${'ab'.repeat(20)}`),
+  id: '0194f3f6-2a5e-7c4e-9b1a-6f1d2c3b4a59',
+  permissionHash: `0x${'cd'.repeat(32)}`,
+  activate: 'true',
+};
+
+export const concrete = (path: string): string =>
+  path
+    .split('/')
+    .map((s) => (s.startsWith(':') ? (SAMPLE[s.slice(1)] ?? 'x') : s))
+    .join('/');
+
+/** Runs the checks 8 at a time: thousands of requests, each waiting mostly on the other processes. */
+export async function runAll(checks: (() => Promise<void>)[]): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < checks.length) {
+      const check = checks[next];
+      next += 1;
+      await check?.();
+    }
+  };
+  await Promise.all(Array.from({ length: 8 }, worker));
+}
+
+export const methodsOf = (r: Declared): string[] => (r.method === '*' ? ['GET', 'POST'] : [r.method]);
+
+export async function send(base: string, method: string, path: string, key?: string) {
+  const r = await fetch(`${base}${path}`, {
+    method,
+    headers: key === undefined ? {} : { authorization: `Bearer ${key}` },
+  });
+  const text = await r.text();
+  let code: unknown;
+  try {
+    code = (JSON.parse(text) as { code?: unknown }).code;
+  } catch {
+    code = undefined;
+  }
+  return { status: r.status, code };
+}
