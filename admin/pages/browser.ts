@@ -59,9 +59,8 @@ export function render(ctx: AdminRouterContext, page: Html, status = 200, formTa
 
 /** A redirect after a form (RFC 9110 §15.4.4: 303 makes the browser GET the target). */
 export function seeOther(ctx: AdminRouterContext, location: string): void {
-  ctx.status = 303;
   ctx.set('cache-control', 'no-store');
-  ctx.redirect(location);
+  ctx.redirect(location); // sets Location and 302
   ctx.status = 303;
 }
 

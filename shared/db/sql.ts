@@ -45,6 +45,13 @@ export function int64(v: unknown): bigint {
   throw new TypeError(`not a 64-bit integer: ${typeof v}`);
 }
 
+/** A timestamp column read by `SqlTx.all`: epoch milliseconds on SQLite, a Date or its text on PostgreSQL. */
+export function timestamp(v: unknown): Date {
+  if (v instanceof Date) return v;
+  if (typeof v === 'string' && !/^[0-9]+$/.test(v)) return new Date(v);
+  return new Date(Number(int64(v)));
+}
+
 /** A unique-key violation from either driver (SQLite SQLITE_CONSTRAINT_UNIQUE / PRIMARYKEY, PostgreSQL 23505). */
 export function isUniqueViolation(err: unknown): boolean {
   if (typeof err !== 'object' || err === null) return false;

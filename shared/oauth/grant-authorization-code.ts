@@ -12,7 +12,7 @@ import { line } from '../text.js';
 import { liveGrant, revokeGrant } from './grants.js';
 import { CodeVerifier, verifierMatches } from './pkce.js';
 import { invalidGrant } from './protocol-error.js';
-import { parseTokenRequest, tokenClient } from './token-request.js';
+import { clientRequest } from './token-request.js';
 import { type TokenResponse, redeem } from './tokens.js';
 
 const Body = z.object({
@@ -27,8 +27,7 @@ export async function redeemAuthorizationCode(
   signer: TokenSigner,
   body: unknown,
 ): Promise<TokenResponse> {
-  const req = parseTokenRequest(Body, body);
-  await tokenClient(ctx, req.client_id);
+  const req = await clientRequest(ctx, Body, body);
   const now = ctx.now();
   const codeHash = sha256Hex(req.code);
   const row = await ctx.db.em().findOne(OAuthCode, { codeHash });

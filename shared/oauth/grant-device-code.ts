@@ -11,7 +11,7 @@ import type { TokenSigner } from '../keys/signing-keys.js';
 import { line } from '../text.js';
 import { liveGrant, revokeGrant } from './grants.js';
 import { accessDenied, authorizationPending, expiredToken, invalidGrant, slowDown } from './protocol-error.js';
-import { parseTokenRequest, tokenClient } from './token-request.js';
+import { clientRequest } from './token-request.js';
 import { type TokenResponse, redeem } from './tokens.js';
 
 const Body = z.object({ client_id: line(200).min(1), device_code: line(200).min(1) });
@@ -24,8 +24,7 @@ export async function redeemDeviceCode(
   signer: TokenSigner,
   body: unknown,
 ): Promise<TokenResponse> {
-  const req = parseTokenRequest(Body, body);
-  await tokenClient(ctx, req.client_id);
+  const req = await clientRequest(ctx, Body, body);
   const now = ctx.now();
   const deviceCodeHash = sha256Hex(req.device_code);
   const em = ctx.db.em();

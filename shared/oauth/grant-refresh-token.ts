@@ -10,7 +10,7 @@ import type { TokenSigner } from '../keys/signing-keys.js';
 import { line } from '../text.js';
 import { liveGrant, revokeGrant } from './grants.js';
 import { invalidGrant, invalidScope } from './protocol-error.js';
-import { parseTokenRequest, tokenClient } from './token-request.js';
+import { clientRequest } from './token-request.js';
 import { type TokenResponse, redeem } from './tokens.js';
 
 const Body = z.object({
@@ -24,8 +24,7 @@ export async function redeemRefreshToken(
   signer: TokenSigner,
   body: unknown,
 ): Promise<TokenResponse> {
-  const req = parseTokenRequest(Body, body);
-  await tokenClient(ctx, req.client_id);
+  const req = await clientRequest(ctx, Body, body);
   const now = ctx.now();
   const tokenHash = sha256Hex(req.refresh_token);
   const row = await ctx.db.em().findOne(OAuthRefreshToken, { tokenHash });

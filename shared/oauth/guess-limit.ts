@@ -3,18 +3,11 @@
 // the old one is over); a lookup that finds its code gives the attempt back. So at most MAX_WRONG_GUESSES wrong
 // guesses are checked per window in any number of processes, however many arrive at once.
 import type { ServiceContext } from '../context.js';
-import { int64 } from '../db/sql.js';
+import { int64, timestamp } from '../db/sql.js';
 import { AppError } from '../errors/app-error.js';
 
 export const MAX_WRONG_GUESSES = 10;
 export const GUESS_WINDOW_SECS = 600;
-
-/** A timestamp column read by SqlTx.all: epoch milliseconds on SQLite, a Date or its text on PostgreSQL. */
-function dateOf(v: unknown): Date {
-  if (v instanceof Date) return v;
-  if (typeof v === 'string' && !/^[0-9]+$/.test(v)) return new Date(v);
-  return new Date(Number(int64(v)));
-}
 
 /** Takes one attempt; 429 BCK.OAUTH.0021 with Retry-After when the window's attempts are used up. */
 async function takeAttempt(ctx: ServiceContext, userId: string): Promise<void> {
@@ -35,7 +28,7 @@ async function takeAttempt(ctx: ServiceContext, userId: string): Promise<void> {
   const row = rows[0];
   if (row === undefined) throw new Error('attempt upsert returned no row');
   if (Number(int64(row.failures)) <= MAX_WRONG_GUESSES) return;
-  const endsAt = dateOf(row.window_started_at).getTime() + GUESS_WINDOW_SECS * 1000;
+  const endsAt = timestamp(row.window_started_at).getTime() + GUESS_WINDOW_SECS * 1000;
   const retryAfter = Math.max(1, Math.ceil((endsAt - now.getTime()) / 1000));
   throw new AppError(
     'BCK.OAUTH.0021',

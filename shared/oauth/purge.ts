@@ -4,7 +4,7 @@
 // and delegations are never purged: they are the record of what a user consented to and what was spent.
 import type { ServiceContext } from '../context.js';
 import type { Logger } from '../log.js';
-import { startPeriodic } from '../periodic.js';
+import { startPurge } from '../periodic.js';
 import { GUESS_WINDOW_SECS } from './guess-limit.js';
 
 const GRACE_MS = 86_400_000;
@@ -50,13 +50,5 @@ export async function purgeOAuth(ctx: ServiceContext, now: Date, maxBatches = 10
 
 /** Runs the purge every `intervalMs` in the admin process; returns its stop function. */
 export function startOAuthPurge(ctx: ServiceContext, log: Logger, intervalMs = 600_000): () => void {
-  return startPeriodic(intervalMs, () =>
-    purgeOAuth(ctx, ctx.now())
-      .then((n) => {
-        if (n > 0) log.info({ purged: n }, 'purged expired OAuth codes, tokens and sessions');
-      })
-      .catch((err: unknown) =>
-        log.warn({ err: err instanceof Error ? err.message : String(err) }, 'OAuth purge failed'),
-      ),
-  );
+  return startPurge(log, 'expired OAuth codes, tokens and sessions', intervalMs, () => purgeOAuth(ctx, ctx.now()));
 }

@@ -22,3 +22,14 @@ export async function tokenClient(ctx: ServiceContext, clientId: string): Promis
     throw err;
   }
 }
+
+/** A grant's token request: its body parsed, and the public client it names known and enabled. */
+export async function clientRequest<S extends z.ZodType<{ client_id: string }>>(
+  ctx: ServiceContext,
+  schema: S,
+  body: unknown,
+): Promise<z.output<S>> {
+  const req = parseTokenRequest(schema, body);
+  await tokenClient(ctx, req.client_id);
+  return req;
+}
