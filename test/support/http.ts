@@ -33,13 +33,21 @@ async function toResponse(res: Response): Promise<ApiResponse<any>> {
   return { status: res.status, body, headers: res.headers, text };
 }
 
+// A request the service never answers fails the test naming it, instead of hanging until ava's inactivity
+// timeout (which names the test, not the request). Generous: a loaded 2-core machine may be slow, never this slow.
+const REQUEST_LIMIT_MS = 180_000;
+
 export function apiClient(baseUrl: string, apiKey?: string): ApiClient {
   const auth = (): Record<string, string> => (apiKey === undefined ? {} : { authorization: `Bearer ${apiKey}` });
   const client: ApiClient = {
     baseUrl,
     apiKey,
     async call(method, path, body, headers = {}) {
-      const init: RequestInit = { method, headers: { ...auth(), ...headers } };
+      const init: RequestInit = {
+        method,
+        headers: { ...auth(), ...headers },
+        signal: AbortSignal.timeout(REQUEST_LIMIT_MS),
+      };
       if (body !== undefined) {
         init.body = JSON.stringify(body);
         init.headers = { 'content-type': 'application/json', ...auth(), ...headers };
@@ -59,6 +67,7 @@ export function apiClient(baseUrl: string, apiKey?: string): ApiClient {
         await fetch(`${baseUrl}${path}`, {
           method,
           body,
+          signal: AbortSignal.timeout(REQUEST_LIMIT_MS),
           headers: { 'content-type': 'application/json', ...auth(), ...headers },
         }),
       );

@@ -74,7 +74,8 @@ function startProcess(entry: string, env: Record<string, string>): Promise<{ chi
 }
 
 function stopProcess(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return Promise.resolve();
+  // A child killed by a signal has exitCode null and signalCode set; its 'exit' has been emitted already.
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
   return new Promise((resolve) => {
     child.once('exit', () => resolve());
     child.kill('SIGTERM');
