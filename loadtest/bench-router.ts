@@ -8,6 +8,11 @@
 //             client (@x402/core x402Client + @x402/evm ExactEvmScheme) paying it directly       (target >= 0.8x)
 //   3. mint   mode A POST /api/v1/router/payments vs signAuthorization (native) on one core       (target >= 0.35x)
 //   4. rss    the proxy's VmRSS across 200k free relays (bounded caches): start / peak / end
+//   5. commerce       POST /api/v1/router/commerce/route (a connector's OAuth access token: ES256 JWT, `at+jwt`, of a
+//                     `commerce` grant) vs POST /api/v1/router/route (the user's API key), same user, same paid
+//                     merchant: the credential check is the only difference                     (target >= 0.95x)
+//   6. commerce-free  the same two routes to the free upstream (the probe's answer is relayed: no payment, no
+//                     database write), so the credential check is a far larger share of each call (target >= 0.95x)
 //
 // Everything targets 127.0.0.1, every loop is bounded in time and count, and the run stops by itself. Each
 // counterpart runs in its own process (loadtest/servers.ts) so no side shares an event loop with the load
@@ -15,10 +20,11 @@
 // say where the time goes.
 //
 // Knobs (environment): BENCH_SECONDS (measured seconds per side of a scenario, default 20), BENCH_ONLY
-// (comma list of relay,paid,mint,rss), BENCH_DB (sqlite | postgresql, default sqlite), BENCH_RSS_REQUESTS
-// (default 200000), BENCH_RSS_MAX_SECONDS (default 120), BENCH_RELAY_CONNECTIONS (default 32),
-// BENCH_PAID_CONCURRENCY (default 16), BENCH_MINT_CONCURRENCY (default 16), BENCH_ROUNDS (A B B A rounds per
-// scenario, default 3), BENCH_JSON (write the figures there).
+// (comma list of relay,paid,commerce,commerce-free,mint,rss), BENCH_DB (sqlite | postgresql, default sqlite),
+// BENCH_RSS_REQUESTS (default 200000), BENCH_RSS_MAX_SECONDS (default 120), BENCH_RELAY_CONNECTIONS (default 32),
+// BENCH_PAID_CONCURRENCY (default 16; the commerce scenario's too), BENCH_COMMERCE_FREE_CONCURRENCY (default 32),
+// BENCH_MINT_CONCURRENCY (default 16), BENCH_ROUNDS (A B B A rounds per scenario, default 3), BENCH_JSON (write
+// the figures there).
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -36,6 +42,7 @@ import { type TransferAuthorization, randomNonce, signAuthorization } from '../s
 import { faucet } from '../shared/settlement/token-ledger.js';
 import type { DbKind } from '../test/support/databases.js';
 import { MERCHANT_V2, assetOf } from '../test/support/merchants/fixtures.js';
+import { approve, authorizeBody, codeForm, connector, pkce, postForm } from '../test/support/oauth.js';
 import { type Stack, startStack } from '../test/support/stack.js';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
@@ -58,8 +65,11 @@ const RSS_MAX_SECONDS = num('BENCH_RSS_MAX_SECONDS', 120, 5, 300);
 const RELAY_CONNECTIONS = num('BENCH_RELAY_CONNECTIONS', 32, 1, 512);
 const PAID_CONCURRENCY = num('BENCH_PAID_CONCURRENCY', 16, 1, 256);
 const MINT_CONCURRENCY = num('BENCH_MINT_CONCURRENCY', 16, 1, 256);
+const COMMERCE_FREE_CONCURRENCY = num('BENCH_COMMERCE_FREE_CONCURRENCY', 32, 1, 256);
 const DB: DbKind = process.env.BENCH_DB === 'postgresql' ? 'postgresql' : 'sqlite';
-const ONLY = new Set((process.env.BENCH_ONLY ?? 'relay,paid,mint,rss').split(',').map((s) => s.trim()));
+const ONLY = new Set(
+  (process.env.BENCH_ONLY ?? 'relay,paid,commerce,commerce-free,mint,rss').split(',').map((s) => s.trim()),
+);
 /** Hard ceiling of the whole run: whatever happens, children are killed and the process exits. */
 const WATCHDOG_MS = 12 * 60_000;
 
@@ -413,6 +423,8 @@ interface World {
   passthrough: Child;
   merchant: Child;
   baselineKey: `0x${string}`;
+  /** A commerce access token of the same user (its grant's own erc4337 delegation), when a commerce scenario runs. */
+  commerceToken: string | undefined;
 }
 
 /** The relay requests of loadtest/k6/relay.ts: GET and a small JSON POST, each with a fresh X-Router-Request-Id. */
@@ -561,6 +573,80 @@ async function scenarioPaid(w: World, pids: Pids): Promise<void> {
     });
   } finally {
     await Promise.all([proxyPool.close(), merchantPool.close()]);
+  }
+}
+
+/**
+ * Scenarios 5 and 6: the commerce route (a connector's access token; the delegation is its grant's) against
+ * /router/route (the user's API key naming the user's own erc4337 delegation), same user and wallet, same target,
+ * a fresh requestId per call on both. `paid`: the @x402/express merchant, each call paid and settled; `free`: the
+ * free upstream, each answer relayed unpaid (no payment, no database write), where the credential check weighs most.
+ */
+async function scenarioCommerce(w: World, pids: Pids, variant: 'paid' | 'free'): Promise<void> {
+  const token = w.commerceToken;
+  if (token === undefined) throw new Error('no commerce token');
+  const paid = variant === 'paid';
+  const concurrency = paid ? PAID_CONCURRENCY : COMMERCE_FREE_CONCURRENCY;
+  const scenario = paid ? 'commerce' : 'commerce-free';
+  log(
+    `${scenario}: POST /api/v1/router/commerce/route (OAuth access token) vs POST /api/v1/router/route (API key), ` +
+      `${concurrency} in flight, same ${paid ? 'paid @x402/express v2 merchant' : 'free upstream'}`,
+  );
+  const pool = new Pool(w.stack.proxyUrl, { connections: concurrency, keepAliveTimeout: 60_000 });
+  const url = paid ? `${w.merchant.url}/paid` : `${w.upstream.url}/free`;
+  const runId = randomUUID().slice(0, 8);
+  let n = 0;
+
+  const call = async (path: string, bearer: string, fields: Record<string, string>): Promise<void> => {
+    n += 1;
+    const res = await pool.request({
+      path,
+      method: 'POST',
+      headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ requestId: `${scenario}-${runId}-${n}`, ...fields, url, method: 'GET' }),
+    });
+    const text = await res.body.text();
+    if (res.statusCode !== 200) throw new Error(`${path} ${res.statusCode}: ${text.slice(0, 300)}`);
+    const body = JSON.parse(text) as { status: number; paid: boolean; payment?: { status: string } };
+    const expected = paid ? body.paid && body.payment?.status === 'Settled' : !body.paid;
+    if (body.status !== 200 || !expected) throw new Error(`${path} answered ${text.slice(0, 300)}`);
+  };
+  const viaKey = () => call('/api/v1/router/route', w.apiKey, { delegationId: w.delegationId });
+  const viaToken = () => call('/api/v1/router/commerce/route', token, {});
+
+  try {
+    // One call each first: a refusal (the grant, the cap, the route's declaration) stops here, not as a 0x ratio.
+    await viaKey();
+    await viaToken();
+    const { base, router } = await abba(
+      async (s) => {
+        await closedLoop(s, concurrency, viaKey);
+        await closedLoop(s, concurrency, viaToken);
+      },
+      {
+        base: async (s) => {
+          const { value, cpu } = await withCpu(pids, () => closedLoop(s, concurrency, viaKey));
+          value.cpu = cpu;
+          return value;
+        },
+        router: async (s) => {
+          const { value, cpu } = await withCpu(pids, () => closedLoop(s, concurrency, viaToken));
+          value.cpu = cpu;
+          return value;
+        },
+      },
+    );
+    record({
+      scenario,
+      baseline: `POST /api/v1/router/route with the user's API key (${paid ? 'paid merchant' : 'free upstream'})`,
+      router: `POST /api/v1/router/commerce/route with a commerce access token (${paid ? 'paid merchant' : 'free upstream'})`,
+      base,
+      routerSide: router,
+      target: 0.95,
+      unit: paid ? 'paid calls/s' : 'calls/s',
+    });
+  } finally {
+    await pool.close();
   }
 }
 
@@ -713,6 +799,33 @@ async function scenarioRss(w: World): Promise<void> {
 
 // --- main -------------------------------------------------------------------------------------------------------
 
+/**
+ * A commerce access token for the user whose API key is `apiKey`, as a connector gets one: a registered client
+ * (shared/oauth/clients.ts, as the CLI registers it), the user's approval (POST /oauth/authorize with their key:
+ * a commerce grant and its capped erc4337 delegation, $1,000,000 in usdc for a day, the most a consent may ask) and
+ * the code redeemed with PKCE at POST /oauth/token. It lives OAUTH_ACCESS_TOKEN_TTL_SECS (900 s by default): longer
+ * than the watchdog lets a run last.
+ */
+async function commerceToken(stack: Stack, apiKey: string): Promise<string> {
+  const c = await connector(stack, {
+    name: 'Bench Connector',
+    allowedConsentTypes: ['commerce'],
+    verified: false,
+    accountLevel: false,
+  });
+  const p = await pkce();
+  const terms = { scope: 'commerce', spending_limit_cents: 100_000_000, currency: 'usdc', duration_secs: 86_400 };
+  const approved = await approve(stack, apiKey, authorizeBody(c, p, terms));
+  if ((approved.status !== 200 && approved.status !== 201) || typeof approved.body.code !== 'string') {
+    throw new Error(`oauth/authorize ${approved.status}: ${JSON.stringify(approved.body)}`);
+  }
+  const t = await postForm(stack, '/oauth/token', codeForm(c, approved.body.code, p.verifier));
+  if (t.status !== 200 || typeof t.body.access_token !== 'string') {
+    throw new Error(`oauth/token ${t.status}: ${JSON.stringify(t.body)}`);
+  }
+  return t.body.access_token;
+}
+
 async function setup(): Promise<{ w: World; pids: Pids }> {
   const stack = await startStack(DB, {
     ROUTER_ALLOW_PRIVATE_TARGETS: 'true',
@@ -746,6 +859,8 @@ async function setup(): Promise<{ w: World; pids: Pids }> {
       passthrough,
       merchant,
       baselineKey,
+      commerceToken:
+        ONLY.has('commerce') || ONLY.has('commerce-free') ? await commerceToken(stack, user.apiKey) : undefined,
     };
     const pids: Pids = {
       bench: process.pid,
@@ -772,7 +887,16 @@ function writeJson(): void {
     `${JSON.stringify(
       {
         date: new Date().toISOString(),
-        settings: { SECONDS, DB, RELAY_CONNECTIONS, PAID_CONCURRENCY, MINT_CONCURRENCY, RSS_REQUESTS, RSS_MAX_SECONDS },
+        settings: {
+          SECONDS,
+          DB,
+          RELAY_CONNECTIONS,
+          PAID_CONCURRENCY,
+          COMMERCE_FREE_CONCURRENCY,
+          MINT_CONCURRENCY,
+          RSS_REQUESTS,
+          RSS_MAX_SECONDS,
+        },
         rows: rows.map((r) => ({ ...r, base: strip(r.base), routerSide: strip(r.routerSide) })),
         rss: rssReport,
         notes,
@@ -813,6 +937,8 @@ async function main(): Promise<void> {
   try {
     if (ONLY.has('relay')) await scenarioRelay(w, pids);
     if (ONLY.has('paid')) await scenarioPaid(w, pids);
+    if (ONLY.has('commerce')) await scenarioCommerce(w, pids, 'paid');
+    if (ONLY.has('commerce-free')) await scenarioCommerce(w, pids, 'free');
     if (ONLY.has('mint')) await scenarioMint(w, pids);
     if (ONLY.has('rss')) await scenarioRss(w);
   } finally {

@@ -31,6 +31,12 @@ export const Amount = z
 /** A strictly positive amount. */
 export const PositiveAmount = Amount.refine((v) => v > 0n, 'must be greater than 0');
 
+/** One trillion cents (ten billion units): a cap or budget above this is a typo, not a limit. */
+export const MAX_LIMIT_CENTS = 1_000_000_000_000n;
+
+/** A spending cap in cents: a delegation's limit, a group budget's. */
+export const LimitCents = PositiveAmount.refine((v) => v <= MAX_LIMIT_CENTS, `must be at most ${MAX_LIMIT_CENTS}`);
+
 /** Decimal string for the wire. */
 export const toWire = (v: bigint): string => v.toString(10);
 

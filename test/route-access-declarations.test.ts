@@ -1,9 +1,17 @@
 // The route access declarations (shared/auth/route-access.ts) are the one place that admits a caller: a public
 // route reads no credential, an `accepts(...)` route resolves the credential and refuses any other kind with 403.
 import test from 'ava';
-import type { ApiKeyCaller, Caller } from '../shared/auth/caller.js';
+import type { AccountAccessCaller, ApiKeyCaller, Caller, CommerceCaller } from '../shared/auth/caller.js';
 import type { CredentialResolver } from '../shared/auth/credential-resolver.js';
-import { API_KEY, PUBLIC, accepts } from '../shared/auth/route-access.js';
+import {
+  API_KEY,
+  API_KEY_OR_ACCOUNT_ACCESS,
+  API_KEY_OR_COMMERCE,
+  COMMERCE_ONLY,
+  PUBLIC,
+  type RouteAccess,
+  accepts,
+} from '../shared/auth/route-access.js';
 import { AppError } from '../shared/errors/app-error.js';
 
 const apiKeyCaller: ApiKeyCaller = {
@@ -50,14 +58,54 @@ test('the resolver refusal (401) passes through unchanged', async (t) => {
   t.is(err, refusal);
 });
 
-test('a caller of a kind the route does not accept is 403 BCK.AUTH.0002, naming the kinds it accepts', async (t) => {
-  // Only API keys exist today, so no real caller can be of another kind; this one stands for the next kind (an
-  // OAuth grant) to show the declaration, not each handler, refuses it.
-  const other = { ...apiKeyCaller, kind: 'oauthGrant' } as unknown as Caller;
-  const err = await t.throwsAsync(accepts('apiKey').authorize(resolverOf(other), 'Bearer x'), {
-    instanceOf: AppError,
-  });
+const commerceCaller: CommerceCaller = {
+  kind: 'commerce',
+  userId: 'u1',
+  walletAddress: apiKeyCaller.walletAddress,
+  clientId: 'c1',
+  grantId: 'g1',
+  delegationId: 'd1',
+};
+const accountCaller: AccountAccessCaller = { ...commerceCaller, kind: 'account_access' };
+
+async function refusal(access: RouteAccess<unknown>, caller: Caller) {
+  return (await Promise.resolve(access.authorize(resolverOf(caller), 'Bearer x')).then(
+    () => undefined,
+    (err: unknown) => err,
+  )) as AppError | undefined;
+}
+
+test('a key on a route for other kinds is 403 BCK.AUTH.0002, naming the kinds it accepts', async (t) => {
+  const err = await refusal(accepts('commerce', 'account_access'), apiKeyCaller);
+  t.true(err instanceof AppError);
   t.is(err?.code, 'BCK.AUTH.0002');
   t.is(err?.httpStatus, 403);
-  t.deepEqual(err?.params, { kind: 'oauthGrant', accepts: ['apiKey'] });
+  t.deepEqual(err?.params, { kind: 'apiKey', accepts: ['commerce', 'account_access'] });
+});
+
+test('an OAuth token on a route that does not take its consent type is 403 BCK.OAUTH.0030', async (t) => {
+  for (const [access, caller] of [
+    [API_KEY, commerceCaller],
+    [API_KEY, accountCaller],
+    [API_KEY_OR_COMMERCE, accountCaller],
+    [API_KEY_OR_ACCOUNT_ACCESS, commerceCaller],
+  ] as const) {
+    const err = await refusal(access, caller);
+    t.is(err?.code, 'BCK.OAUTH.0030');
+    t.is(err?.httpStatus, 403);
+    t.deepEqual(err?.params, { consentType: caller.kind });
+  }
+  t.is(await API_KEY_OR_COMMERCE.authorize(resolverOf(commerceCaller), 'Bearer x'), commerceCaller);
+  t.is(await API_KEY_OR_ACCOUNT_ACCESS.authorize(resolverOf(accountCaller), 'Bearer x'), accountCaller);
+});
+
+test('the commerce route takes a commerce token only: any other credential is 403 BCK.OAUTH.0031', async (t) => {
+  t.is(await COMMERCE_ONLY.authorize(resolverOf(commerceCaller), 'Bearer x'), commerceCaller);
+  for (const caller of [apiKeyCaller, accountCaller]) {
+    const err = await refusal(COMMERCE_ONLY, caller);
+    t.is(err?.code, 'BCK.OAUTH.0031');
+    t.is(err?.httpStatus, 403);
+  }
+  t.is(COMMERCE_ONLY.refusal, 'BCK.OAUTH.0031');
+  t.deepEqual(COMMERCE_ONLY.accepts, ['commerce']);
 });

@@ -42,6 +42,27 @@ function spellsRoute(routes: readonly Declared[], method: string, path: string):
   });
 }
 
+/**
+ * The routes an OAuth access token may call, by its consent type (README, "What a connector may call"); every other
+ * non-public route takes only the user's API key. Listed here so a declaration that widens what a connector may do
+ * fails a test until the README's table says so too.
+ */
+const OAUTH_ROUTES: Readonly<Record<string, readonly string[]>> = {
+  'proxy POST /api/v1/router/commerce/route': ['commerce'],
+  'proxy GET /api/v1/router/payments': ['apiKey', 'commerce'],
+  'proxy GET /api/v1/router/payments/summary': ['apiKey', 'commerce'],
+  'admin GET /api/v1/delegation/:id': ['apiKey', 'commerce', 'account_access'],
+  'admin GET /api/v1/protocol/agents': ['apiKey', 'account_access'],
+  'admin GET /api/v1/protocol/agents/:agentId': ['apiKey', 'account_access'],
+  'admin GET /api/v1/protocol/agents/:agentId/plans': ['apiKey', 'account_access'],
+  'admin GET /api/v1/protocol/plans': ['apiKey', 'account_access'],
+  'admin GET /api/v1/protocol/plans/:planId': ['apiKey', 'account_access'],
+  'admin GET /api/v1/protocol/plans/:planId/agents': ['apiKey', 'account_access'],
+  'admin GET /api/v1/protocol/plans/:planId/balance/:holderAddress': ['apiKey', 'account_access'],
+  'admin POST /api/v1/protocol/plans/:planId/order': ['apiKey', 'account_access'],
+  'admin POST /api/v1/x402/permissions': ['apiKey', 'account_access'],
+};
+
 forEachDb(({ stack, test }) => {
   test('every route of both processes declares its access; only health, discovery, the connector OAuth endpoints and the pages are public', async (t) => {
     const routes = await declaredRoutes(stack().ctx);
@@ -69,7 +90,8 @@ forEachDb(({ stack, test }) => {
       ],
     );
     for (const r of routes.filter((x) => !x.public)) {
-      t.deepEqual(r.accepts, ['apiKey'], `${r.process} ${r.method} ${r.path}`);
+      const want = OAUTH_ROUTES[`${r.process} ${r.method} ${r.path}`] ?? ['apiKey'];
+      t.deepEqual(r.accepts, want, `${r.process} ${r.method} ${r.path}`);
       t.true(/^\/(api\/v1|oauth)\//.test(r.path) || r.path === '/proxy', `${r.path} is an API path`);
     }
     const keys = routes.map((r) => `${r.process} ${r.method} ${r.path}`);

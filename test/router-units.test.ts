@@ -104,6 +104,8 @@ test('CSV escapes quotes, commas and formula cells', (t) => {
       protocol: 'x402',
       status: 'Settled',
       delegationId: 'd',
+      clientId: '+client',
+      grantId: null,
       requestId: '=cmd()',
       txHash: null,
       resourceUrl: 'http://x/a,b"c',
@@ -122,7 +124,7 @@ test('CSV escapes quotes, commas and formula cells', (t) => {
   ]);
   const [header, row] = csv.split('\r\n');
   t.true(header?.startsWith('paymentId,createdAt,status'));
-  t.true(row?.includes(",'=cmd(),"));
+  t.true(row?.includes(",'+client,'=cmd(),"));
   t.true(row?.endsWith('"http://x/a,b""c"'));
 });
 

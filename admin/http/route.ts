@@ -1,7 +1,7 @@
 // The admin routes as declarations, one line each (method, path, who may call, handler): readable, and enumerable
 // so a test can check every route's access. A route authorizes its caller as its first step, before anything of
 // the request is read.
-import type { ActingUser } from '../../shared/auth/caller.js';
+import { type Caller, isOAuthCaller } from '../../shared/auth/caller.js';
 import type { CredentialResolver } from '../../shared/auth/credential-resolver.js';
 import type { RouteAccess } from '../../shared/auth/route-access.js';
 import type { IdempotencyRunner } from './idempotent.js';
@@ -9,7 +9,7 @@ import type { AdminRouterContext } from './state.js';
 
 export type { AdminRouterContext };
 
-export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
+export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 /** The bodies a route reads: JSON, or also a form (`application/x-www-form-urlencoded`, RFC 6749's endpoints and
  *  the pages' forms). */
@@ -64,15 +64,26 @@ interface Spec<C> {
   readonly protocol?: RouteProtocol | undefined;
 }
 
-/** `userOf` set: the route is idempotent, keyed by that user. */
-function build<C>(spec: Spec<C>, userOf?: (caller: C) => string): DeclaredRoute<C> {
+/** Whose Idempotency-Keys a caller uses: the user's, and within the user, the credential's key scope. */
+interface KeyOwner {
+  readonly userId: string;
+  /** '' for the user's API keys (they share their keys), a grant's id for a connector. */
+  readonly credential: string;
+}
+
+/** `keyOwnerOf` set: the route is idempotent, keyed by that owner. */
+function build<C>(spec: Spec<C>, keyOwnerOf?: (caller: C) => KeyOwner): DeclaredRoute<C> {
   const { method, path, access, handler, protocol } = spec;
   const steps = async (ctx: AdminRouterContext, runtime: RouteRuntime): Promise<void> => {
     // Authorization before the body: an unauthenticated caller costs no body parsing.
     const caller = await access.authorize(runtime.credentials, ctx.get('authorization') || undefined);
     await runtime.readBody(ctx, protocol?.body ?? 'json');
-    if (userOf === undefined) return handler(ctx, caller);
-    const scope = { scope: `${method} ${path}`, method, route: path, userId: userOf(caller) };
+    if (keyOwnerOf === undefined) return handler(ctx, caller);
+    const owner = keyOwnerOf(caller);
+    // A connector's keys are its grant's own: a replay must never hand it an answer given to the user's key or to
+    // another connector of the user (an x402 access token, an order paid from the wallet), nor theirs to it.
+    const keyScope = owner.credential === '' ? `${method} ${path}` : `${method} ${path} grant:${owner.credential}`;
+    const scope = { scope: keyScope, method, route: path, userId: owner.userId };
     await runtime.idempotency.run(ctx, scope, () => handler(ctx, caller));
   };
   return {
@@ -81,7 +92,7 @@ function build<C>(spec: Spec<C>, userOf?: (caller: C) => string): DeclaredRoute<
     access,
     handler,
     protocol,
-    idempotent: userOf !== undefined,
+    idempotent: keyOwnerOf !== undefined,
     async run(ctx, runtime) {
       if (protocol === undefined) return steps(ctx, runtime);
       try {
@@ -90,7 +101,7 @@ function build<C>(spec: Spec<C>, userOf?: (caller: C) => string): DeclaredRoute<
         if (!protocol.writeError(ctx, err)) throw err;
       }
     },
-    under: (prefix) => build({ ...spec, path: `${prefix}${path}` }, userOf),
+    under: (prefix) => build({ ...spec, path: `${prefix}${path}` }, keyOwnerOf),
   };
 }
 
@@ -103,16 +114,19 @@ export const post = <C>(path: string, access: RouteAccess<C>, handler: AdminHand
   route('POST', path, access, handler);
 export const put = <C>(path: string, access: RouteAccess<C>, handler: AdminHandler<C>): DeclaredRoute<C> =>
   route('PUT', path, access, handler);
+export const patch = <C>(path: string, access: RouteAccess<C>, handler: AdminHandler<C>): DeclaredRoute<C> =>
+  route('PATCH', path, access, handler);
 export const del = <C>(path: string, access: RouteAccess<C>, handler: AdminHandler<C>): DeclaredRoute<C> =>
   route('DELETE', path, access, handler);
 
 /**
  * A money-moving route made safe to retry (README "Idempotent requests"): with an Idempotency-Key header, the
  * first request with that key runs and its answer (2xx or 4xx) is stored; a repeat gets it back with
- * `Idempotent-Replayed: true` instead of a second effect. Keyed by the acting user, so only routes for a user.
+ * `Idempotent-Replayed: true` instead of a second effect. Keyed by the acting user (a connector: by its grant within
+ * the user), so only routes for a user.
  */
-export const idempotent = <C extends ActingUser>(r: DeclaredRoute<C>): DeclaredRoute<C> =>
-  build({ ...r }, (caller) => caller.userId);
+export const idempotent = <C extends Caller>(r: DeclaredRoute<C>): DeclaredRoute<C> =>
+  build({ ...r }, (caller) => ({ userId: caller.userId, credential: isOAuthCaller(caller) ? caller.grantId : '' }));
 
 /** The route speaking `protocol`: its body kind and its own error format. */
 export const speaking = <C>(protocol: RouteProtocol, r: DeclaredRoute<C>): DeclaredRoute<C> =>

@@ -1,6 +1,6 @@
 // Agent registry endpoints: parse -> call shared/registry -> map.
-import type { ApiKeyCaller } from '../../shared/auth/caller.js';
-import { API_KEY } from '../../shared/auth/route-access.js';
+import type { ActingUser, ApiKeyCaller } from '../../shared/auth/caller.js';
+import { API_KEY, API_KEY_OR_ACCOUNT_ACCESS } from '../../shared/auth/route-access.js';
 import {
   attachPlan,
   createAgent,
@@ -25,7 +25,7 @@ export function agentsRoutes({ ctx: svc }: AdminDeps): AdminRoute[] {
   const create = async (ctx: Ctx, caller: ApiKeyCaller) => {
     ctx.body = await createAgent(svc, caller.userId, parse(AgentInput, ctx.request.body));
   };
-  const list = async (ctx: Ctx, caller: ApiKeyCaller) => {
+  const list = async (ctx: Ctx, caller: ActingUser) => {
     const page = parse(SortedPageQuery, ctx.query, 'query');
     const { items, ...rest } = await listOwnAgents(svc, caller.userId, page);
     ctx.body = { ...rest, agents: items };
@@ -33,7 +33,7 @@ export function agentsRoutes({ ctx: svc }: AdminDeps): AdminRoute[] {
   const createWithPlan = async (ctx: Ctx, caller: ApiKeyCaller) => {
     ctx.body = await createAgentWithPlan(svc, caller.userId, parse(AgentWithPlanInput, ctx.request.body));
   };
-  const read = async (ctx: Ctx, caller: ApiKeyCaller) => {
+  const read = async (ctx: Ctx, caller: ActingUser) => {
     ctx.body = await getAgent(svc, caller.userId, ctx.params.agentId ?? '');
   };
   const update = async (ctx: Ctx, caller: ApiKeyCaller) => {
@@ -53,7 +53,7 @@ export function agentsRoutes({ ctx: svc }: AdminDeps): AdminRoute[] {
     await detachPlan(svc, caller.userId, ctx.params.agentId ?? '', requirePlanId(ctx.params.planId));
     ctx.body = { success: true };
   };
-  const plans = async (ctx: Ctx, caller: ApiKeyCaller) => {
+  const plans = async (ctx: Ctx, caller: ActingUser) => {
     const page = parse(PageQuery, ctx.query, 'query');
     const { items, ...rest } = await listAgentPlans(svc, caller.userId, ctx.params.agentId ?? '', page);
     ctx.body = { ...rest, plans: items };
@@ -61,13 +61,13 @@ export function agentsRoutes({ ctx: svc }: AdminDeps): AdminRoute[] {
 
   return [
     post('/protocol/agents', API_KEY, create),
-    get('/protocol/agents', API_KEY, list),
+    get('/protocol/agents', API_KEY_OR_ACCOUNT_ACCESS, list),
     post('/protocol/agents/plans', API_KEY, createWithPlan),
-    get('/protocol/agents/:agentId', API_KEY, read),
+    get('/protocol/agents/:agentId', API_KEY_OR_ACCOUNT_ACCESS, read),
     put('/protocol/agents/:agentId', API_KEY, update),
     put('/protocol/agents/:agentId/list/:activate', API_KEY, setListed),
     post('/protocol/agents/:agentId/plan/:planId', API_KEY, attach),
     del('/protocol/agents/:agentId/plan/:planId', API_KEY, detach),
-    get('/protocol/agents/:agentId/plans', API_KEY, plans),
+    get('/protocol/agents/:agentId/plans', API_KEY_OR_ACCOUNT_ACCESS, plans),
   ];
 }

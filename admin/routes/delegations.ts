@@ -1,10 +1,11 @@
 // Spending delegations: parse -> call shared/delegations -> map.
 import { z } from 'zod';
-import type { ApiKeyCaller } from '../../shared/auth/caller.js';
-import { API_KEY } from '../../shared/auth/route-access.js';
+import { type ApiKeyCaller, type Caller, isOAuthCaller } from '../../shared/auth/caller.js';
+import { API_KEY, accepts } from '../../shared/auth/route-access.js';
 import {
   createDelegation,
   getDelegation,
+  getGrantDelegation,
   listDelegationTransactions,
   listDelegations,
   revokeDelegation,
@@ -39,8 +40,12 @@ export function delegationsRoutes({ ctx: svc, signer }: AdminDeps): AdminRoute[]
   const list = async (ctx: Ctx, caller: ApiKeyCaller) => {
     ctx.body = await listDelegations(svc, caller, parse(ListDelegationsQuery, ctx.query, 'query'));
   };
-  const read = async (ctx: Ctx, caller: ApiKeyCaller) => {
-    ctx.body = await getDelegation(svc, caller.userId, delegationIdOf(ctx));
+  const read = async (ctx: Ctx, caller: Caller) => {
+    const id = delegationIdOf(ctx);
+    // A connector sees its grant's delegation (its cap and spending), none of the user's others.
+    ctx.body = isOAuthCaller(caller)
+      ? await getGrantDelegation(svc, caller, id)
+      : await getDelegation(svc, caller.userId, id);
   };
   const revoke = async (ctx: Ctx, caller: ApiKeyCaller) => {
     ctx.body = await revokeDelegation(svc, caller.userId, delegationIdOf(ctx));
@@ -54,7 +59,7 @@ export function delegationsRoutes({ ctx: svc, signer }: AdminDeps): AdminRoute[]
   return [
     idempotent(post('/delegation/create', API_KEY, create)),
     get('/delegation', API_KEY, list),
-    get('/delegation/:id', API_KEY, read),
+    get('/delegation/:id', accepts('apiKey', 'commerce', 'account_access'), read),
     del('/delegation/:id', API_KEY, revoke),
     get('/delegation/:id/transactions', API_KEY, transactions),
   ];

@@ -10,6 +10,9 @@ import { agentsRoutes } from './agents.js';
 import { creditsRoutes } from './credits.js';
 import { delegationsRoutes } from './delegations.js';
 import { oauthRoutes } from './oauth.js';
+import { orgBudgetsRoutes } from './org-budgets.js';
+import { orgMembersRoutes } from './org-members.js';
+import { orgWalletsRoutes } from './org-wallets.js';
 import { pageRoutes } from './pages.js';
 import { plansRoutes } from './plans.js';
 import { wellKnownRoutes } from './well-known.js';
@@ -32,6 +35,10 @@ export function adminRoutes(deps: AdminDeps): AdminRoute[] {
       ...accessRoutes(deps),
       ...delegationsRoutes(deps),
       ...x402Routes(deps),
+      // Static paths (/organizations/my-memberships) are declared before the parameterized ones.
+      ...orgMembersRoutes(deps),
+      ...orgWalletsRoutes(deps),
+      ...orgBudgetsRoutes(deps),
     ]),
   ];
 }
@@ -47,6 +54,7 @@ export function mountRoutes(routes: readonly AdminRoute[], runtime: RouteRuntime
     if (r.method === 'GET') router.get(r.path, run);
     else if (r.method === 'POST') router.post(r.path, run);
     else if (r.method === 'PUT') router.put(r.path, run);
+    else if (r.method === 'PATCH') router.patch(r.path, run);
     else router.delete(r.path, run);
   }
   router.on(RouterEvents.NotFound, unmatched(runtime.credentials));

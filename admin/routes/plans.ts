@@ -1,8 +1,8 @@
 // Plan registry endpoints: parse -> call shared/registry -> map. A planId that is not an
 // integer names no plan: 404 BCK.PROTOCOL.0003 (the credits routes' literal segments, `/mint`, `/redeem`, are
 // routes of other methods, so no request of these methods is meant for them).
-import type { ApiKeyCaller } from '../../shared/auth/caller.js';
-import { API_KEY } from '../../shared/auth/route-access.js';
+import type { ActingUser, ApiKeyCaller } from '../../shared/auth/caller.js';
+import { API_KEY, API_KEY_OR_ACCOUNT_ACCESS } from '../../shared/auth/route-access.js';
 import {
   createPlan,
   getPlan,
@@ -24,12 +24,12 @@ export function plansRoutes({ ctx: svc }: AdminDeps): AdminRoute[] {
   const create = async (ctx: Ctx, caller: ApiKeyCaller) => {
     ctx.body = await createPlan(svc, caller.userId, parse(PlanInput, ctx.request.body));
   };
-  const list = async (ctx: Ctx, caller: ApiKeyCaller) => {
+  const list = async (ctx: Ctx, caller: ActingUser) => {
     const page = parse(SortedPageQuery, ctx.query, 'query');
     const { items, ...rest } = await listOwnPlans(svc, caller.userId, page);
     ctx.body = { ...rest, plans: items };
   };
-  const read = async (ctx: Ctx, caller: ApiKeyCaller) => {
+  const read = async (ctx: Ctx, caller: ActingUser) => {
     ctx.body = await getPlan(svc, caller.userId, requirePlanId(ctx.params.planId));
   };
   const update = async (ctx: Ctx, caller: ApiKeyCaller) => {
@@ -42,7 +42,7 @@ export function plansRoutes({ ctx: svc }: AdminDeps): AdminRoute[] {
     await setPlanListed(svc, caller.userId, planId, parse(Activate, ctx.params.activate, 'path.activate'));
     ctx.body = { success: true };
   };
-  const agents = async (ctx: Ctx, caller: ApiKeyCaller) => {
+  const agents = async (ctx: Ctx, caller: ActingUser) => {
     const planId = requirePlanId(ctx.params.planId);
     const page = parse(PageQuery, ctx.query, 'query');
     const { items, ...rest } = await listPlanAgents(svc, caller.userId, planId, page);
@@ -51,10 +51,10 @@ export function plansRoutes({ ctx: svc }: AdminDeps): AdminRoute[] {
 
   return [
     post('/protocol/plans', API_KEY, create),
-    get('/protocol/plans', API_KEY, list),
-    get('/protocol/plans/:planId', API_KEY, read),
+    get('/protocol/plans', API_KEY_OR_ACCOUNT_ACCESS, list),
+    get('/protocol/plans/:planId', API_KEY_OR_ACCOUNT_ACCESS, read),
     put('/protocol/plans/:planId', API_KEY, update),
     put('/protocol/plans/:planId/list/:activate', API_KEY, setListed),
-    get('/protocol/plans/:planId/agents', API_KEY, agents),
+    get('/protocol/plans/:planId/agents', API_KEY_OR_ACCOUNT_ACCESS, agents),
   ];
 }

@@ -8,13 +8,23 @@ import {
   recordSettled,
 } from '../../shared/router/payments.js';
 import { routePaid, routerSlot } from '../../shared/router/route.js';
-import { MintBody, PaymentsQuery, RouteBody, SettledBody, SummaryQuery } from '../../shared/router/schemas.js';
+import { type RouterPrincipal, paymentOwnerOf } from '../../shared/router/principal.js';
+import {
+  CommerceRouteBody,
+  MintBody,
+  PaymentsQuery,
+  RouteBody,
+  SettledBody,
+  SummaryQuery,
+} from '../../shared/router/schemas.js';
 import type { RouterServices } from '../../shared/router/services.js';
-import { API_KEY } from '../../shared/auth/route-access.js';
+import type { IncomingMessage } from 'node:http';
+import type { CommerceCaller } from '../../shared/auth/caller.js';
+import { API_KEY, API_KEY_OR_COMMERCE, COMMERCE_ONLY } from '../../shared/auth/route-access.js';
 import { AppError } from '../../shared/errors/app-error.js';
 import { parseOr400, queryOf } from '../http/json.js';
 import { readJson } from '../http/read-body.js';
-import type { RouteTable } from '../http/route-table.js';
+import type { RouteTable, RouterRequest } from '../http/route-table.js';
 import { sendJson } from '../respond.js';
 
 export function paymentRoutes(table: RouteTable, services: RouterServices): void {
@@ -31,18 +41,41 @@ export function paymentRoutes(table: RouteTable, services: RouterServices): void
     sendJson(res, 200, minted);
   });
 
-  table.add('POST', '/api/v1/router/route', API_KEY, async ({ req, res, caller, facts }) => {
-    // The user's slot before the body is read: a user's parallel uploads wait their turn or get 429, unread.
-    const slot = routerSlot(services, caller);
-    try {
-      const body = parseOr400(RouteBody, await readJson(req, small), 'body');
-      const routed = await routePaid(services, caller, body, slot);
-      if (routed.payment !== undefined) facts.paymentId = routed.payment.paymentId;
-      sendJson(res, 200, routed);
-    } finally {
-      slot();
-    }
-  });
+  /**
+   * Mode B for both routes: `bodyOf` reads the request into a route body naming the delegation that pays. The
+   * user's slot is taken before the body is read: a user's parallel uploads wait their turn or get 429, unread;
+   * the slot is per user, so a user's keys and every connector acting for them share the limit.
+   */
+  const modeB =
+    <C extends RouterPrincipal>(bodyOf: (req: IncomingMessage, caller: C) => Promise<RouteBody>) =>
+    async ({ req, res, caller, facts }: RouterRequest<C>) => {
+      const slot = routerSlot(services, caller);
+      try {
+        const routed = await routePaid(services, caller, await bodyOf(req, caller), slot);
+        if (routed.payment !== undefined) facts.paymentId = routed.payment.paymentId;
+        sendJson(res, 200, routed);
+      } finally {
+        slot();
+      }
+    };
+
+  table.add(
+    'POST',
+    '/api/v1/router/route',
+    API_KEY,
+    modeB(async (req) => parseOr400(RouteBody, await readJson(req, small), 'body')),
+  );
+
+  // A connector's mode B: the delegation is its grant's, never the body's (CommerceRouteBody refuses one).
+  table.add(
+    'POST',
+    '/api/v1/router/commerce/route',
+    COMMERCE_ONLY,
+    modeB(async (req, caller: CommerceCaller) => ({
+      ...parseOr400(CommerceRouteBody, await readJson(req, small), 'body'),
+      delegationId: caller.delegationId,
+    })),
+  );
 
   table.add('POST', '/api/v1/router/payments/:id/settled', API_KEY, async ({ req, res, caller, params, facts }) => {
     const body = parseOr400(SettledBody, await readJson(req, small), 'body');
@@ -52,13 +85,15 @@ export function paymentRoutes(table: RouteTable, services: RouterServices): void
     sendJson(res, 200, await recordSettled(services.ctx, caller.userId, id, body.txHash));
   });
 
-  table.add('GET', '/api/v1/router/payments', API_KEY, async ({ res, target, caller }) => {
+  table.add('GET', '/api/v1/router/payments', API_KEY_OR_COMMERCE, async ({ res, target, caller }) => {
     const q = parseOr400(PaymentsQuery, queryOf(target.url()), 'query');
-    const records = await listPayments(services.ctx, caller.userId, q);
+    // A connector's token sees only its grant's payments; the user's key sees every one, with its clientId.
+    const owner = paymentOwnerOf(caller);
+    const records = await listPayments(services.ctx, owner, q);
     // `total` counts every matching payment, as the summary does; a page holds at most `limit` of them. A first
     // page that is not full holds them all, and needs no count.
     const total =
-      q.page === 1 && records.length < q.limit ? records.length : await countPayments(services.ctx, caller.userId, q);
+      q.page === 1 && records.length < q.limit ? records.length : await countPayments(services.ctx, owner, q);
     if (q.format === 'csv') {
       const csv = paymentsCsv(records);
       res.writeHead(200, {
@@ -75,8 +110,8 @@ export function paymentRoutes(table: RouteTable, services: RouterServices): void
     sendJson(res, 200, { total, page: q.page, offset: q.limit, payments: records });
   });
 
-  table.add('GET', '/api/v1/router/payments/summary', API_KEY, async ({ res, target, caller }) => {
+  table.add('GET', '/api/v1/router/payments/summary', API_KEY_OR_COMMERCE, async ({ res, target, caller }) => {
     const q = parseOr400(SummaryQuery, queryOf(target.url()), 'query');
-    sendJson(res, 200, await paymentsSummary(services.ctx, caller.userId, q));
+    sendJson(res, 200, await paymentsSummary(services.ctx, paymentOwnerOf(caller), q));
   });
 }

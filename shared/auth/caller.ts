@@ -1,7 +1,5 @@
 // Who is calling. One tagged union for every kind of credential, built only by the credential resolver
 // (credential-resolver.ts): a route states which kinds it accepts (route-access.ts) and receives exactly those.
-import type { ConsentType } from '../db/entities/index.js';
-
 /** The user a call acts for: all that services acting on the user's own objects and wallet need. */
 export interface ActingUser {
   readonly userId: string;
@@ -18,15 +16,26 @@ export interface ApiKeyCaller extends ActingUser {
 
 /**
  * A connector holding an OAuth access token of one of the user's grants (RFC 9068 JWT): it acts for the user only
- * within the grant's consent type and its delegation's cap.
+ * within the grant's consent type, which is its kind, and its delegation's cap.
  */
-export interface OAuthCaller extends ActingUser {
-  readonly kind: 'oauth';
+interface GrantCaller extends ActingUser {
   readonly clientId: string;
   readonly grantId: string;
-  readonly consentType: ConsentType;
+  /** The delegation created with the grant: the only one the connector may spend against. */
   readonly delegationId: string;
 }
+
+/** A `commerce` grant: pays merchants through /router/commerce/route within its erc4337 delegation. */
+export interface CommerceCaller extends GrantCaller {
+  readonly kind: 'commerce';
+}
+
+/** An `account_access` grant: registry and credits reads, plan orders and x402 permissions on its card mandate. */
+export interface AccountAccessCaller extends GrantCaller {
+  readonly kind: 'account_access';
+}
+
+export type OAuthCaller = CommerceCaller | AccountAccessCaller;
 
 /** Every kind of authenticated caller; a new credential kind is one more member here. */
 export type Caller = ApiKeyCaller | OAuthCaller;
@@ -35,3 +44,8 @@ export type CallerKind = Caller['kind'];
 
 /** The members of the union a list of kinds admits. */
 export type CallerOf<K extends CallerKind> = Extract<Caller, { readonly kind: K }>;
+
+/** True for a connector's token, whatever its consent type. */
+export function isOAuthCaller(caller: Caller): caller is OAuthCaller {
+  return caller.kind === 'commerce' || caller.kind === 'account_access';
+}

@@ -2,7 +2,7 @@
 // one place), as the route's first step. Deciding by route rather than by path prefix means no spelling of a path
 // (case, slashes, escapes) can reach a handler that the declaration did not admit.
 import { AppError } from '../errors/app-error.js';
-import type { Caller, CallerKind, CallerOf } from './caller.js';
+import { type Caller, type CallerKind, type CallerOf, type CommerceCaller, isOAuthCaller } from './caller.js';
 import type { CredentialResolver } from './credential-resolver.js';
 
 /** A route's declaration; `C` is what its handler receives: the admitted caller, or nothing on a public route. */
@@ -11,6 +11,9 @@ export interface RouteAccess<C> {
   readonly public: boolean;
   /** The caller kinds it admits (none for a public route). */
   readonly accepts: readonly CallerKind[];
+  /** The code a caller of another kind is refused with (403): BCK.AUTH.0002, or BCK.OAUTH.0030 for an OAuth token,
+   * unless the route names one code for every other kind. */
+  readonly refusal?: 'BCK.OAUTH.0031';
   /** Resolves and admits the caller: 401 BCK.AUTH.0001 without a valid credential, 403 BCK.AUTH.0002 for a kind
    * the route refuses. */
   authorize(credentials: CredentialResolver, authorization: string | undefined): Promise<C>;
@@ -39,10 +42,14 @@ export function accepts<K extends CallerKind>(...kinds: [K, ...K[]]): RouteAcces
       if (isOneOf(caller, list)) return caller;
       // A connector's token on a route that does not take it (the user's own routes: keys, grants, the router's
       // other modes): one refusal code, so a connector can tell "not with this credential" from "not allowed".
-      if (caller.kind === 'oauth') {
-        throw new AppError('BCK.OAUTH.0030', 'this route does not accept OAuth access tokens', {
-          consentType: caller.consentType,
-        });
+      if (isOAuthCaller(caller)) {
+        throw new AppError(
+          'BCK.OAUTH.0030',
+          `this route does not accept OAuth access tokens of consent type ${caller.kind}`,
+          {
+            consentType: caller.kind,
+          },
+        );
       }
       throw new AppError('BCK.AUTH.0002', `a credential of kind ${caller.kind} cannot call this route`, {
         kind: caller.kind,
@@ -52,8 +59,30 @@ export function accepts<K extends CallerKind>(...kinds: [K, ...K[]]): RouteAcces
   };
 }
 
+/**
+ * The commerce route: only an access token of a `commerce` grant. Every other credential, the user's own API key
+ * included, is 403 BCK.OAUTH.0031, so a connector learns it needs the user's commerce consent, not another key.
+ */
+export const COMMERCE_ONLY: RouteAccess<CommerceCaller> = {
+  public: false,
+  accepts: Object.freeze(['commerce'] as const),
+  refusal: 'BCK.OAUTH.0031',
+  async authorize(credentials, authorization) {
+    const caller = await credentials.resolve(authorization);
+    if (caller.kind === 'commerce') return caller;
+    throw new AppError('BCK.OAUTH.0031', 'this route needs an OAuth commerce credential', { kind: caller.kind });
+  },
+};
+
 /** Routes that act for a user through one of the user's API keys. */
 export const API_KEY = accepts('apiKey');
+
+/** The router's ledger reads: the user's API key (every payment), or a commerce token (its own grant's). */
+export const API_KEY_OR_COMMERCE = accepts('apiKey', 'commerce');
+
+/** Routes a connector with `account_access` consent may call for the user: registry and credits reads, orders
+ * paid from the grant's card mandate, card-delegation x402 permissions on the grant's delegation. */
+export const API_KEY_OR_ACCOUNT_ACCESS = accepts('apiKey', 'account_access');
 
 /**
  * The same admission, but a missing or invalid credential is reported with `code` (same status, same challenge):

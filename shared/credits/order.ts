@@ -1,7 +1,8 @@
-// POST /protocol/plans/{planId}/order: the caller buys the plan. The price moves from the caller's custodial
-// wallet to the receivers through the settlement backend (one movement per receiver), the credits are minted and
-// the order recorded: all in ONE transaction, so a short wallet moves nothing at all. `buyPlanIn` is that
-// transaction's work, also run inside the x402 settle's transaction by its auto-order.
+// POST /protocol/plans/{planId}/order with the user's API key: the caller buys the plan (an account_access
+// connector pays by card instead: card-order.ts). The price moves from the caller's custodial wallet to the
+// receivers through the settlement backend (one movement per receiver), the credits are minted and the order
+// recorded: all in ONE transaction, so a short wallet moves nothing at all. `buyPlanIn` is that transaction's
+// work, also run inside the x402 settle's transaction by its auto-order.
 import { randomUUID } from 'node:crypto';
 import type { ServiceContext } from '../context.js';
 import { PlanOrder } from '../db/entities/index.js';
@@ -33,9 +34,10 @@ export interface BoughtPlan {
 }
 
 /**
- * Pays the plan's price from the buyer's wallet, mints its credits to the buyer and records the order, inside the
- * caller's transaction `tx`. Throws InsufficientFunds when the wallet is short, with some legs possibly applied:
- * the caller rolls back (the transaction, or a savepoint around this call).
+ * Pays the plan's price from `payerAddress` (the buyer's wallet unless an organization wallet pays for the buyer),
+ * mints its credits to the buyer and records the order, inside the caller's transaction `tx`. Throws
+ * InsufficientFunds when the paying wallet is short, with some legs possibly applied: the caller rolls back (the
+ * transaction, or a savepoint around this call).
  */
 export async function buyPlanIn(
   tx: Em,
@@ -44,6 +46,7 @@ export async function buyPlanIn(
   plan: PlanRow,
   orderId: string,
   now: Date,
+  payerAddress: string = buyer.walletAddress,
 ): Promise<BoughtPlan> {
   const amounts = plan.amounts.map((a) => fromColumn(a));
   const amountPaid = sum(amounts);
@@ -51,7 +54,7 @@ export async function buyPlanIn(
   if (amountPaid > MAX_INT64)
     throw new AppError('BCK.HTTP.0400', `the price of plan ${plan.id} does not fit in a 64-bit integer`);
   const movements: Movement[] = amounts.map((amount, i) => ({
-    from: buyer.walletAddress,
+    from: payerAddress,
     to: plan.receivers[i] ?? '',
     asset: plan.tokenAddress,
     amount,
@@ -97,14 +100,18 @@ export function walletShortError(buyer: string, plan: PlanRow): AppError {
   });
 }
 
-export async function orderPlan(ctx: ServiceContext, caller: ActingUser, rawPlanId: string): Promise<OrderResult> {
-  const plan = await planOr404(ctx.db.em(), rawPlanId);
-  // Interface, listing-flag table: an unlisted plan cannot be purchased, by anyone.
+/** Interface, listing-flag table: an unlisted plan cannot be purchased, by anyone, however it would be paid. */
+export function assertPurchasable(plan: PlanRow): void {
   if (!plan.listed) {
     throw new AppError('BCK.PROTOCOL.0062', `plan ${plan.id} is unlisted and cannot be purchased`, {
       planId: String(plan.id),
     });
   }
+}
+
+export async function orderPlan(ctx: ServiceContext, caller: ActingUser, rawPlanId: string): Promise<OrderResult> {
+  const plan = await planOr404(ctx.db.em(), rawPlanId);
+  assertPurchasable(plan);
   const now = ctx.now();
   try {
     return await ctx.db.em().transactional(async (tx) => {

@@ -12,6 +12,8 @@ export interface DelegationRow {
   allowedRecipients?: string[] | null | undefined;
   planId?: number | null | undefined;
   apiKeyId?: string | null | undefined;
+  orgWalletId?: string | null | undefined;
+  groupId?: string | null | undefined;
   expiresAt: Date;
   createdAt: Date;
 }
@@ -41,6 +43,7 @@ export function delegationRecord(d: DelegationRow, now: Date) {
     expiresAt: d.expiresAt.toISOString(),
     createdAt: d.createdAt.toISOString(),
     ...(d.apiKeyId == null ? {} : { apiKeyId: d.apiKeyId }),
+    ...(d.orgWalletId == null ? {} : { organizationWalletId: d.orgWalletId, groupId: d.groupId ?? null }),
   };
 }
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { EvmAddress } from '../address.js';
-import { PositiveAmount } from '../money.js';
+import { LimitCents } from '../money.js';
 import { CURRENCIES } from '../spend/currency.js';
 import { line, wholeNumber } from '../text.js';
 
@@ -10,15 +10,13 @@ export const PROVIDERS = ['erc4337', ...FIAT_PROVIDERS] as const;
 export type Provider = (typeof PROVIDERS)[number];
 export type DelegationStatus = 'Active' | 'Revoked' | 'Expired' | 'Exhausted';
 
-/** One trillion cents (ten billion units): a cap above this is a typo, not a budget. */
-export const MAX_LIMIT_CENTS = 1_000_000_000_000n;
 /** Ten years. */
 export const MAX_DURATION_SECS = 10 * 366 * 86_400;
 
 export const CreateDelegationBody = z
   .object({
     provider: z.enum(PROVIDERS),
-    spendingLimitCents: PositiveAmount.refine((v) => v <= MAX_LIMIT_CENTS, `must be at most ${MAX_LIMIT_CENTS}`),
+    spendingLimitCents: LimitCents,
     durationSecs: z.number().int().positive().max(MAX_DURATION_SECS),
     currency: z.enum(CURRENCIES).default('usd'),
     allowedRecipients: z.array(EvmAddress).min(1).max(100).optional(),
@@ -28,8 +26,20 @@ export const CreateDelegationBody = z
       .optional(),
     apiKeyId: z.uuid().optional(),
     providerPaymentMethodId: line(200).min(1).optional(),
+    /** An organization wallet shared with one of the caller's groups: it pays instead of the caller's wallet. */
+    organizationWalletId: z.uuid().optional(),
+    /** The group whose budget is charged; needed when the wallet is shared with several of the caller's groups. */
+    groupId: z.uuid().optional(),
   })
-  .strict();
+  .strict()
+  .refine((b) => b.groupId === undefined || b.organizationWalletId !== undefined, {
+    message: 'groupId names the group of an organizationWalletId',
+    path: ['groupId'],
+  })
+  .refine((b) => b.organizationWalletId === undefined || b.provider === 'erc4337', {
+    message: 'an organization wallet backs erc4337 delegations only',
+    path: ['organizationWalletId'],
+  });
 
 export type CreateDelegationInput = z.output<typeof CreateDelegationBody>;
 

@@ -12,6 +12,7 @@ import { AppError } from '../errors/app-error.js';
 import type { TokenSigner } from '../keys/signing-keys.js';
 import { toWire } from '../money.js';
 import { SpendRefused, delegationAccount, releaseIn, reserveIn } from '../spend/index.js';
+import { orgFundingFor } from '../organizations/spending.js';
 import { type DelegationRecord, delegationRecord } from './records.js';
 import { type CreateDelegationInput, FIAT_PROVIDERS, type DelegationStatus } from './schemas.js';
 
@@ -34,8 +35,12 @@ export async function createDelegation(
       throw new AppError('BCK.HTTP.0400', `planId ${input.planId} is not a plan you can buy`);
     }
   }
+  const funding =
+    input.organizationWalletId === undefined
+      ? undefined
+      : await orgFundingFor(ctx, owner.userId, input.organizationWalletId, input.groupId);
   const now = ctx.now();
-  const { id } = newDelegation(em, owner, input, now);
+  const { id } = newDelegation(em, owner, { ...input, ...funding }, now);
   await em.flush();
   if (!(FIAT_PROVIDERS as readonly string[]).includes(input.provider)) return { delegationId: id };
   // Fiat-backed: a service-signed JWT naming the delegation, cap, currency, expiry (exp) and owner (sub).
@@ -58,8 +63,11 @@ export async function createDelegation(
 export function newDelegation(
   em: Em,
   owner: { userId: string },
-  input: Omit<CreateDelegationInput, 'allowedRecipients' | 'planId' | 'apiKeyId' | 'providerPaymentMethodId'> &
-    Partial<Pick<CreateDelegationInput, 'allowedRecipients' | 'planId' | 'apiKeyId' | 'providerPaymentMethodId'>>,
+  input: Pick<CreateDelegationInput, 'provider' | 'currency' | 'spendingLimitCents' | 'durationSecs'> &
+    Partial<Pick<CreateDelegationInput, 'allowedRecipients' | 'planId' | 'apiKeyId' | 'providerPaymentMethodId'>> & {
+      orgWalletId?: string | undefined;
+      groupId?: string | undefined;
+    },
   now: Date,
 ): { id: string; expiresAt: Date } {
   const id = randomUUID();
@@ -77,6 +85,8 @@ export function newDelegation(
     planId: input.planId ?? null,
     apiKeyId: input.apiKeyId ?? null,
     providerPaymentMethodId: input.providerPaymentMethodId ?? null,
+    orgWalletId: input.orgWalletId ?? null,
+    groupId: input.orgWalletId === undefined ? null : (input.groupId ?? null),
     expiresAt,
     revokedAt: null,
     createdAt: now,
@@ -84,9 +94,12 @@ export function newDelegation(
   return { id, expiresAt };
 }
 
+const delegationNotFound = (delegationId: string): AppError =>
+  new AppError('BCK.DELEGATION.0001', `delegation ${delegationId} not found`);
+
 async function ownDelegation(ctx: ServiceContext, userId: string, delegationId: string) {
   const d = await ctx.db.em().findOne(Delegation, { id: delegationId, userId });
-  if (d === null) throw new AppError('BCK.DELEGATION.0001', `delegation ${delegationId} not found`);
+  if (d === null) throw delegationNotFound(delegationId);
   return d;
 }
 
@@ -96,6 +109,19 @@ export async function getDelegation(
   delegationId: string,
 ): Promise<DelegationRecord> {
   return delegationRecord(await ownDelegation(ctx, userId, delegationId), ctx.now());
+}
+
+/**
+ * A connector's read: only its grant's own delegation. Any other id, even one of the same user's, is the 404 of an
+ * unknown delegation, word for word, so a connector learns nothing of the user's other delegations.
+ */
+export async function getGrantDelegation(
+  ctx: ServiceContext,
+  grant: { userId: string; delegationId: string },
+  delegationId: string,
+): Promise<DelegationRecord> {
+  if (delegationId.toLowerCase() !== grant.delegationId.toLowerCase()) throw delegationNotFound(delegationId);
+  return getDelegation(ctx, grant.userId, delegationId);
 }
 
 export async function listDelegations(

@@ -136,8 +136,8 @@ export const catalogue = {
   'BCK.ROUTER.0003': entry(
     402,
     'payment',
-    'Delegation budget exceeded, expired, or inactive',
-    'Create a new delegation or raise its cap.',
+    'Delegation or group budget exceeded, expired, or inactive',
+    'Create a new delegation or raise its cap; for a group budget (params.groupBudgetId), ask an Admin of the organization to raise its limit, or wait for its next period.',
   ),
   'BCK.ROUTER.0002': entry(
     409,
@@ -246,6 +246,78 @@ export const catalogue = {
     'auth',
     'This route does not accept OAuth credentials',
     "An OAuth access token acts only within its grant's consent: call this route with the user's API key instead.",
+  ),
+  'BCK.OAUTH.0031': entry(
+    403,
+    'auth',
+    'This route needs an OAuth commerce credential',
+    "Call it with an access token of the user's commerce grant: ask the user for commerce consent (authorization code or device flow); an API key or an account_access token cannot pay through it.",
+  ),
+
+  // Organizations: another organization's objects are not found (404), never forbidden, so an id tells an
+  // outsider nothing; a Member who tries to manage is 403.
+  'BCK.ORG.0001': entry(
+    404,
+    'not_found',
+    'Organization not found',
+    'Check the orgId; an organization is visible only to its active members.',
+  ),
+  'BCK.ORG.0002': entry(
+    403,
+    'auth',
+    'Only an Admin of the organization may do this',
+    "Ask an Admin of the organization; Members read their organization, their groups and those groups' budgets and wallets.",
+  ),
+  'BCK.ORG.0003': entry(
+    404,
+    'not_found',
+    'Group not found',
+    'Check the groupId: it must be a group of this organization.',
+  ),
+  'BCK.ORG.0004': entry(
+    404,
+    'not_found',
+    'Member not found',
+    'Check the memberId (the membership id adding the member returned) or the user named: it must be an active member of this organization.',
+  ),
+  'BCK.ORG.0005': entry(
+    404,
+    'not_found',
+    'Wallet not found',
+    'Check the walletId: it must be a wallet of this organization.',
+  ),
+  'BCK.ORG.0006': entry(404, 'not_found', 'Budget not found', 'Check the budgetId: it must be a budget of this group.'),
+  'BCK.ORG.0007': entry(
+    404,
+    'not_found',
+    'Payment method not found',
+    'Check the paymentMethodId: it must be a card enrolled in this organization.',
+  ),
+  'BCK.ORG.0008': entry(
+    409,
+    'conflict',
+    'The organization already has this',
+    'The member, group membership, share or budget exists already (a group has one budget per currency): read it, or change it with PATCH.',
+  ),
+  'BCK.ORG.0009': entry(
+    409,
+    'conflict',
+    'An organization keeps at least one Admin',
+    'Make another member an Admin first, then change or remove this one.',
+  ),
+  // Members and groups (0010-0019).
+  'BCK.ORG.0010': entry(
+    409,
+    'conflict',
+    'The group is inactive',
+    'An inactive group keeps its members, shares and history but takes no new member and no new share of a wallet or card: reactivate it first (PATCH it with active: true).',
+  ),
+  // Wallet and card shares (0020-0029).
+  'BCK.ORG.0020': entry(
+    404,
+    'not_found',
+    'Share not found',
+    'The wallet is not shared with this group: list its groups with GET /organizations/{orgId}/wallets/{walletId}/groups.',
   ),
 
   'BCK.IDEMPOTENCY.0001': entry(

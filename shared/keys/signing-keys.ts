@@ -69,7 +69,16 @@ export async function rotateSigningKey(ctx: ServiceContext, activateInMs: number
 
 export function createTokenSigner(ctx: ServiceContext): TokenSigner {
   const issuer = ctx.config.publicUrl;
-  let cached: { at: number; jwks: Jwks; signing: { kid: string; jwk: JWK } | undefined } | undefined;
+  // The key set is built once per load: jose's local key set imports each public key on first use and keeps it, so a
+  // set made per verify would import (WebCrypto importKey) the key again for every token.
+  let cached:
+    | {
+        at: number;
+        jwks: Jwks;
+        keySet: ReturnType<typeof createLocalJWKSet>;
+        signing: { kid: string; jwk: JWK } | undefined;
+      }
+    | undefined;
 
   async function state(force = false) {
     const now = ctx.now().getTime();
@@ -78,9 +87,11 @@ export function createTokenSigner(ctx: ServiceContext): TokenSigner {
     const signingRow = rows.find(
       (r) => r.activatesAt.getTime() <= now && (r.retiresAt == null || r.retiresAt.getTime() > now),
     );
+    const jwks: Jwks = { keys: rows.map((r) => JSON.parse(r.publicJwk) as JWK) };
     cached = {
       at: now,
-      jwks: { keys: rows.map((r) => JSON.parse(r.publicJwk) as JWK) },
+      jwks,
+      keySet: createLocalJWKSet(jwks),
       signing:
         signingRow === undefined
           ? undefined
@@ -108,11 +119,11 @@ export function createTokenSigner(ctx: ServiceContext): TokenSigner {
     async verify(token, audience) {
       const opts = { issuer, audience, algorithms: [ALG] };
       try {
-        return await jwtVerify(token, createLocalJWKSet((await state()).jwks), opts);
+        return await jwtVerify(token, (await state()).keySet, opts);
       } catch (err) {
         // An unknown kid may be a key another process just created: reload once.
         if ((err as { code?: string }).code !== 'ERR_JWKS_NO_MATCHING_KEY') throw err;
-        return jwtVerify(token, createLocalJWKSet((await state(true)).jwks), opts);
+        return jwtVerify(token, (await state(true)).keySet, opts);
       }
     },
     async jwks() {

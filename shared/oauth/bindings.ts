@@ -1,6 +1,8 @@
 // A user's bindings: the grants they gave connectors, with the cap and spending of each grant's delegation.
 // Read and revoked only by their user (another user's binding is not found, 404).
-import { type ConsentType, Delegation, OAuthClient, OAuthGrant } from '../db/entities/index.js';
+import { raw } from '@mikro-orm/sql';
+import { type ConsentType, Delegation, DelegationTransaction, OAuthClient, OAuthGrant } from '../db/entities/index.js';
+import { timestamp } from '../db/sql.js';
 import type { ServiceContext } from '../context.js';
 import { AppError } from '../errors/app-error.js';
 import { toWire } from '../money.js';
@@ -25,6 +27,22 @@ export interface Binding {
 
 const iso = (d: Date | null | undefined): string | null => (d == null ? null : d.toISOString());
 
+/**
+ * When each delegation was last charged: a grant's delegation is its own, so its journal's last charge is the
+ * grant's last payment, whether a commerce payment through the router or an account_access order by card.
+ */
+async function lastChargedAt(ctx: ServiceContext, delegationIds: readonly string[]): Promise<Map<string, Date>> {
+  if (delegationIds.length === 0) return new Map();
+  const rows = await ctx.db
+    .em()
+    .createQueryBuilder(DelegationTransaction)
+    .select([raw('delegation_id as d'), raw('max(created_at) as last')])
+    .where({ delegationId: { $in: [...delegationIds] }, kind: 'reserve' })
+    .groupBy('delegationId')
+    .execute<{ d: string; last: unknown }[]>('all', false);
+  return new Map(rows.map((r) => [r.d, timestamp(r.last)]));
+}
+
 export async function listBindings(
   ctx: ServiceContext,
   userId: string,
@@ -41,6 +59,10 @@ export async function listBindings(
   );
   const clients = new Map(
     (await em.find(OAuthClient, { clientId: { $in: grants.map((g) => g.clientId) } })).map((c) => [c.clientId, c]),
+  );
+  const lastUsed = await lastChargedAt(
+    ctx,
+    grants.map((g) => g.delegationId),
   );
   const now = ctx.now().getTime();
   const bindings = grants.map((g): Binding => {
@@ -66,7 +88,7 @@ export async function listBindings(
       currency: d?.currency ?? '',
       state,
       createdAt: g.createdAt.toISOString(),
-      lastUsedAt: iso(g.lastUsedAt),
+      lastUsedAt: iso(lastUsed.get(g.delegationId)),
       revokedAt: iso(g.revokedAt ?? d?.revokedAt),
     };
   });

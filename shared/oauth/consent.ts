@@ -79,7 +79,6 @@ export function newGrant(
     revokedAt: null,
     revokedReason: null,
     createdAt: now,
-    lastUsedAt: null,
   });
   return { grantId, delegationId: delegation.id, expiresAt: delegation.expiresAt };
 }

@@ -12,11 +12,15 @@ export const ZERO_ADDRESS = '0x0000000000000000000000000000000000000000';
 export function payeeRefusal(
   payee: string,
   payer: string | undefined,
+  /** Set when an organization wallet pays: the spending member's own wallet, which it never pays. */
+  spender?: string | undefined,
 ): { readonly reason: ChoiceReason; readonly detail: string } | undefined {
   const p = payee.toLowerCase();
   if (p === ZERO_ADDRESS)
     return { reason: ChoiceReason.payeeZeroAddress, detail: `payee ${payee} is the zero address` };
   if (payer !== undefined && p === payer.toLowerCase())
     return { reason: ChoiceReason.payeeIsPayer, detail: `payee ${payee} is the paying wallet` };
+  if (spender !== undefined && p === spender.toLowerCase())
+    return { reason: ChoiceReason.payeeIsSpender, detail: `payee ${payee} is the spending member's own wallet` };
   return undefined;
 }

@@ -91,6 +91,7 @@ function mppAttempt(answer: UpstreamAnswer, o: PaymentChooseOptions): Attempt {
     fundedNetworks: o.fundedNetworks,
     allowedRecipients: o.allowedRecipients,
     payer: o.payer,
+    spender: o.spender,
     nowMs: o.nowMs,
     credentialHeaderRefusal: o.credentialHeaderRefusal,
   });

@@ -24,6 +24,8 @@ export const ChoiceReason = {
   payeeZeroAddress: 'payee_zero_address',
   /** The pay-to address is the paying wallet itself (payee.ts). */
   payeeIsPayer: 'payee_is_payer',
+  /** An organization wallet pays: the pay-to address is the wallet of the member spending it (router/pay.ts). */
+  payeeIsSpender: 'payee_is_spender',
   /** MPP: a method other than `evm` (e.g. `tempo`, `stripe`): EIP-3009 cannot pay it. */
   unsupportedMethod: 'unsupported_method',
   /** MPP: an intent other than `charge` (e.g. `session`). */
@@ -68,6 +70,7 @@ const PROGRESS: Record<ChoiceReason, number> = {
   recipient_not_allowed: 10,
   payee_zero_address: 10,
   payee_is_payer: 10,
+  payee_is_spender: 10,
 };
 
 export const codeOf = (reason: ChoiceReason): ErrorCode =>

@@ -132,6 +132,8 @@ export interface X402ChooseOptions {
   readonly allowedRecipients?: readonly string[] | undefined;
   /** The wallet that pays: an option paying it is refused (payee.ts); the zero address is refused regardless. */
   readonly payer?: string | undefined;
+  /** When an organization wallet pays: the spending member's own wallet, refused as a payee too (payee.ts). */
+  readonly spender?: string | undefined;
   /**
    * The x402 version the offer came as: its options must use that version's fields (v1: a network name such as
    * `base-sepolia` and `maxAmountRequired`; v2: CAIP-2 `eip155:<id>` and `amount`). Undefined: either.
@@ -226,7 +228,7 @@ function judge(index: number, raw: unknown, o: X402ChooseOptions): Judged {
   }
   const amount = BigInt(amountText);
   if (amount <= 0n || amount > MAX_INT64) return reject(ChoiceReason.amountOutOfRange, `amount ${clip(amountText)}`);
-  const payee = payeeRefusal(opt.payTo, o.payer);
+  const payee = payeeRefusal(opt.payTo, o.payer, o.spender);
   if (payee !== undefined) return reject(payee.reason, payee.detail);
   if (!recipientAllowed(opt.payTo, o.allowedRecipients))
     return reject(ChoiceReason.recipientNotAllowed, `payTo ${opt.payTo}`);

@@ -12,8 +12,16 @@ import { currencyPays, fundedSymbol } from '../spend/index.js';
 import type { RouterServices } from './services.js';
 import type { DelegationRow } from './delegation-snapshot.js';
 
-/** `payer`: the buyer's custodial wallet, which an offer may not name as its payee. */
-export function chooseOptions(services: RouterServices, delegation: DelegationRow, payer: string) {
+/**
+ * `payer`: the paying wallet, which an offer may not name as its payee; `spender`, when an organization wallet pays,
+ * the spending member's own wallet, which it may not name either.
+ */
+export function chooseOptions(
+  services: RouterServices,
+  delegation: DelegationRow,
+  payer: string,
+  spender?: string | undefined,
+) {
   const c = services.ctx.config;
   const env = NETWORKS[c.ENVIRONMENT];
   const symbol = fundedSymbol(delegation.currency);
@@ -29,6 +37,7 @@ export function chooseOptions(services: RouterServices, delegation: DelegationRo
     fundedNetworks: c.ROUTER_FUNDED_NETWORKS?.split(','),
     allowedRecipients: delegation.allowedRecipients ?? undefined,
     payer,
+    spender,
     mppAssets,
     // An MPP challenge naming a field the outbound module would refuse is refused here, before issuePayment,
     // so the payment is never made for a credential that cannot be sent.
@@ -94,8 +103,9 @@ export function chooseFromAnswer(
   delegation: DelegationRow,
   answer: UpstreamAnswer,
   payer: string,
+  spender?: string | undefined,
 ): PaymentChoice {
-  const opts = chooseOptions(services, delegation, payer);
+  const opts = chooseOptions(services, delegation, payer, spender);
   const r = choosePayment(inDelegationCurrency(services, delegation, answer), opts);
   if (r.type === 'none') throw refusal(r);
   // Every x402 option was in the other currency (kept above so the refusal could name it): x402 is not fundable

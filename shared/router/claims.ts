@@ -32,11 +32,12 @@ function known(e: Entry): Promise<string | undefined> {
 export type ClaimAttempt = { type: 'claimed' } | { type: 'held'; paymentId: Promise<string | undefined> };
 
 export interface ClaimStore {
-  tryClaim(userId: string, requestId: string): ClaimAttempt;
+  /** `owner` is whose requestIds these are: a user, or a user's grant (idempotency.ts). */
+  tryClaim(owner: string, requestId: string): ClaimAttempt;
   /** Signed and recorded: the requestId is spent; duplicates are told the paymentId until the claim expires. */
-  assign(userId: string, requestId: string, paymentId: string): void;
+  assign(owner: string, requestId: string, paymentId: string): void;
   /** Refused before signing: the requestId may be retried. */
-  release(userId: string, requestId: string): void;
+  release(owner: string, requestId: string): void;
 }
 
 export function createClaimStore(opts: { max?: number; ttlMs?: number } = {}): ClaimStore {
@@ -48,15 +49,15 @@ export function createClaimStore(opts: { max?: number; ttlMs?: number } = {}): C
   const kept = new LRUCache<string, Entry>({ max: opts.max ?? 100_000, ttl: opts.ttlMs ?? 10 * 60_000 });
   const key = (u: string, r: string) => `${u}\u0000${r}`;
   return {
-    tryClaim(userId, requestId) {
-      const k = key(userId, requestId);
+    tryClaim(owner, requestId) {
+      const k = key(owner, requestId);
       const existing = inFlight.get(k) ?? kept.get(k);
       if (existing !== undefined) return { type: 'held', paymentId: known(existing) };
       inFlight.set(k, { paymentId: undefined, settled: false, waiters: undefined });
       return { type: 'claimed' };
     },
-    assign(userId, requestId, paymentId) {
-      const k = key(userId, requestId);
+    assign(owner, requestId, paymentId) {
+      const k = key(owner, requestId);
       const e = inFlight.get(k) ?? kept.get(k);
       if (e === undefined) return;
       e.paymentId = paymentId;
@@ -65,8 +66,8 @@ export function createClaimStore(opts: { max?: number; ttlMs?: number } = {}): C
       inFlight.delete(k);
       kept.set(k, e);
     },
-    release(userId, requestId) {
-      const k = key(userId, requestId);
+    release(owner, requestId) {
+      const k = key(owner, requestId);
       let e = inFlight.get(k);
       if (e !== undefined) inFlight.delete(k);
       else {

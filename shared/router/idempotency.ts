@@ -1,4 +1,4 @@
-import type { ApiKeyCaller } from '../auth/caller.js';
+import { type RouterPrincipal, requestScopeOf } from './principal.js';
 import { AppError } from '../errors/app-error.js';
 import type { ClaimStore } from './claims.js';
 import type { RouterServices } from './services.js';
@@ -28,20 +28,20 @@ class HeldClaim implements ClaimHandle {
   released = false;
   constructor(
     private readonly claims: ClaimStore,
-    private readonly userId: string,
+    private readonly owner: string,
     private readonly requestId: string,
   ) {}
 
   spent(paymentId: string): void {
     this.assigned = true;
-    this.claims.assign(this.userId, this.requestId, paymentId);
+    this.claims.assign(this.owner, this.requestId, paymentId);
   }
 
   /** Gives the requestId back, once. */
   release(): void {
     if (this.released) return;
     this.released = true;
-    this.claims.release(this.userId, this.requestId);
+    this.claims.release(this.owner, this.requestId);
   }
 }
 
@@ -69,13 +69,16 @@ async function waitForFirst(services: RouterServices, first: Promise<string | un
  */
 export async function withClaim<T>(
   services: RouterServices,
-  principal: ApiKeyCaller,
+  principal: RouterPrincipal,
   requestId: string | undefined,
   work: (claim: ClaimHandle) => Promise<T>,
   opts: { beforeWait?: () => void } = {},
 ): Promise<T> {
   if (requestId === undefined) return work(UNCLAIMED);
-  const attempt = services.claims.tryClaim(principal.userId, requestId);
+  // The requestId's idempotency scope (principal.ts): the user's keys share one, each grant has its own.
+  const scope = requestScopeOf(principal);
+  const owner = scope === '' ? principal.userId : `${principal.userId}\u0000${scope}`;
+  const attempt = services.claims.tryClaim(owner, requestId);
   if (attempt.type === 'held') {
     // The slot is given back only within the user's waiting budget (services.waiting); past it the duplicate waits
     // holding its slot, as every call does, so a flood of duplicates stays bounded by the two limits.
@@ -87,7 +90,7 @@ export async function withClaim<T>(
       waitTurn?.();
     }
   }
-  const claim = new HeldClaim(services.claims, principal.userId, requestId);
+  const claim = new HeldClaim(services.claims, owner, requestId);
   try {
     const result = await work(claim);
     // Nothing was paid (a free call): the claim ends with the request.
@@ -102,7 +105,7 @@ export async function withClaim<T>(
       typeof err.params.paymentId === 'string' &&
       !assigned
     ) {
-      services.claims.assign(principal.userId, requestId, err.params.paymentId);
+      services.claims.assign(owner, requestId, err.params.paymentId);
       throw err;
     }
     // Spent once its payment committed (assigned): whatever fails after that (the paid hop), the requestId stays

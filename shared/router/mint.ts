@@ -8,6 +8,7 @@ import { chooseFromAnswer, refusal } from './choose.js';
 import type { RouterServices } from './services.js';
 import { spendableDelegation } from './spendable-delegation.js';
 import { feeRecord } from './fees.js';
+import { payerOf } from './payer.js';
 import { withClaim } from './idempotency.js';
 import { issuePayment } from './pay.js';
 import { settlementRecord } from './payment-record.js';
@@ -41,12 +42,14 @@ export async function mintCredential(services: RouterServices, principal: ApiKey
   const answer = answerOf(body);
   return withClaim(services, principal, body.requestId, async (claim) => {
     const delegation = await spendableDelegation(services, principal, body.delegationId);
-    const choice = chooseFromAnswer(services, delegation, answer, principal.walletAddress);
+    const payer = await payerOf(services, principal, delegation);
+    const choice = chooseFromAnswer(services, delegation, answer, payer.address, payer.organization?.memberWallet);
     if (choice.type !== body.protocol)
       throw new AppError('BCK.ROUTER.0001', `target is not a fundable ${body.protocol} offer`);
     const issued = await issuePayment(services, {
       principal,
       delegation,
+      payer,
       choice,
       mode: 'credential',
       requestId: body.requestId,

@@ -1,6 +1,6 @@
 // Steps 5-8 of mode B, shared by /router/route (buffered) and /router/proxy (streamed): choose from the
 // merchant's 402, issue the payment, re-send with the credential, record the outcome.
-import type { ApiKeyCaller } from '../auth/caller.js';
+import type { RouterPrincipal } from './principal.js';
 import type { UpstreamAnswer } from '../protocols/payment.js';
 import { AppError } from '../errors/app-error.js';
 import {
@@ -15,6 +15,7 @@ import { chooseFromAnswer } from './choose.js';
 import type { RouterServices } from './services.js';
 import type { ClaimHandle } from './idempotency.js';
 import { spendableDelegation } from './spendable-delegation.js';
+import { payerOf } from './payer.js';
 import { outcomeOf } from './outcome.js';
 import { type IssuedPayment, finishFeeLeg, finishPayment, issuePayment } from './pay.js';
 import { toCredentialHeader } from './credential-header.js';
@@ -73,7 +74,7 @@ export async function feeAfterRelay(
 
 export async function payAndResend<B>(
   services: RouterServices,
-  principal: ApiKeyCaller,
+  principal: RouterPrincipal,
   args: {
     delegationId: string;
     answer: UpstreamAnswer;
@@ -93,12 +94,14 @@ export async function payAndResend<B>(
   ) => Promise<{ type: 'response'; status: number; headers: OutgoingHeaders; body: B } | Refused | Failed>,
 ): Promise<PaidAnswer<B>> {
   const delegation = await spendableDelegation(services, principal, args.delegationId);
-  const choice = chooseFromAnswer(services, delegation, args.answer, principal.walletAddress);
+  const payer = await payerOf(services, principal, delegation);
+  const choice = chooseFromAnswer(services, delegation, args.answer, payer.address, payer.organization?.memberWallet);
   // Checked again here, last thing before the payment (the delegation lookup may have waited on the database).
   if (args.abandoned?.() === true) throw upstreamAppError({ type: 'failed', reason: REASON.aborted });
   const issued = await issuePayment(services, {
     principal,
     delegation,
+    payer,
     choice,
     mode: args.mode,
     requestId: args.requestId,
@@ -109,7 +112,7 @@ export async function payAndResend<B>(
   const response = await resend(toCredentialHeader(issued.signed.header));
   if (response.type !== 'response') {
     // The credential may have reached the merchant: the merchant leg stays spent, the fee leg is released.
-    await recordOutcome(services, issued, { status: 502, outcome: { type: 'issued' } }, principal.walletAddress, false);
+    await recordOutcome(services, issued, { status: 502, outcome: { type: 'issued' } }, issued.buyer, false);
     // After the payment the caller's request was fine: whatever refused the paid hop (an answer over the size
     // limit, a name that now resolves to a private address) is the merchant's failure, a 502 naming the payment.
     // A catalog slug's upstream is never named: the outbound module's reasons name hosts and addresses.
@@ -124,7 +127,7 @@ export async function payAndResend<B>(
     services,
     issued,
     { status: response.status, outcome: outcomeOf(issued.row.protocol, response.status, response.headers) },
-    principal.walletAddress,
+    issued.buyer,
     args.feeAfterBody === true,
   );
   return { issued, response, done };

@@ -1,7 +1,7 @@
 // One paid leg, shared by mode A (mint a credential), mode B (route) and the streaming proxy: durable claim, cap
 // reservation, ledger backing, signature; then, once the merchant answered, the outcome.
 import { uuidv7 } from '../ids.js';
-import type { ApiKeyCaller } from '../auth/caller.js';
+import { type RouterPrincipal, payerColumnsOf, requestScopeOf } from './principal.js';
 import type { InferEntity } from '@mikro-orm/core';
 import { bytesToHex } from 'viem';
 import { type FeeStatus, RouterPayment } from '../db/entities/index.js';
@@ -15,12 +15,16 @@ import { InsufficientFunds, type Movement, applyMovements } from '../settlement/
 import { SpendRefused, currencyPays, delegationAccount, reserveIn, spendRefusalError } from '../spend/index.js';
 import type { RouterServices } from './services.js';
 import type { ClaimHandle } from './idempotency.js';
+import type { Payer } from './payer.js';
+import { groupBudgetForSpendIn } from '../organizations/spending.js';
 import { type Fees, computeFees } from './fees.js';
 import { duplicateOf, insertPaymentIn, releaseFeeLegIn, resolveFeeIn, updatePaymentIn } from './payments.js';
 
 export interface PayRequest {
-  readonly principal: ApiKeyCaller;
+  readonly principal: RouterPrincipal;
   readonly delegation: DelegationRow;
+  /** The wallet that pays (payer.ts): the user's, or the organization wallet the delegation names. */
+  readonly payer: Payer;
   readonly choice: PaymentChoice;
   readonly mode: 'credential' | 'route' | 'proxy';
   readonly requestId: string | undefined;
@@ -31,6 +35,8 @@ export interface PayRequest {
 
 export interface IssuedPayment {
   readonly paymentId: string;
+  /** The address that paid: its balance backs the fee leg later too. */
+  readonly buyer: string;
   readonly signed: SignedPayment;
   readonly fees: Fees;
   readonly row: InferEntity<typeof RouterPayment>;
@@ -72,7 +78,7 @@ export async function issuePayment(services: RouterServices, req: PayRequest): P
   }
   // Choosing refuses these already; checked again here, before anything is signed or written, because a payment
   // to the zero address or to the buyer itself is money lost whichever path asked for it.
-  const payee = payeeRefusal(leg.recipient, req.principal.walletAddress);
+  const payee = payeeRefusal(leg.recipient, req.payer.address, req.payer.organization?.memberWallet);
   if (payee !== undefined) throw new AppError('BCK.ROUTER.0001', payee.detail, { reason: payee.reason });
   // Mode A collects a fee only when requestId is given (router-modea.test.ts "x402 without requestId"); MPP pays
   // the merchant leg only (a challenge is one authorization to one recipient: there is no second leg to sign).
@@ -81,14 +87,14 @@ export async function issuePayment(services: RouterServices, req: PayRequest): P
   // Mode A's fee leg moves with the merchant leg (there is no later answer to wait for); mode B's waits for one.
   const feeNow = req.mode === 'credential' && fees.feeAmount > 0n;
   const paymentId = uuidv7();
-  const buyer = req.principal.walletAddress;
+  const buyer = req.payer.address;
   // x402: validBefore at most ROUTER_MAX_AUTH_TTL_SECS away (a leaked credential stays spendable no longer).
   const unsigned = preparePayment(req.choice, buyer, { maxAuthTtlSeconds: ctx.config.ROUTER_MAX_AUTH_TTL_SECS });
   const feeStatus: FeeStatus = feeNow ? 'settled' : fees.feeAmount > 0n ? 'reserved' : 'none';
   const row = {
     id: paymentId,
     userId: req.principal.userId,
-    apiKeyId: req.principal.apiKeyId,
+    ...payerColumnsOf(req.principal),
     requestId: req.requestId ?? null,
     delegationId: req.delegation.id,
     mode: req.mode,
@@ -113,7 +119,7 @@ export async function issuePayment(services: RouterServices, req: PayRequest): P
     failureReason: null,
     authNonce: unsigned.authorization.nonce,
   };
-  const key = keyBytes(await services.walletKeys.get(req.principal.userId));
+  const key = keyBytes(await req.payer.key());
   const signed = unsigned.finish(bytesToHex(await services.signer.sign(unsigned.typed, key)));
 
   // The ledger backend: the authorization is backed by the buyer's balance, so the merchant leg moves now.
@@ -137,16 +143,12 @@ export async function issuePayment(services: RouterServices, req: PayRequest): P
       reference: paymentId,
     });
   const now = ctx.now();
-  const spend = {
-    charges: [
-      {
-        account: delegationAccount(req.delegation.id, req.principal.userId),
-        amountCents: fees.capChargedCents,
-      },
-    ],
-    reference: paymentId,
-    description: `router ${req.mode} ${req.choice.type}`,
+  const delegationCharge = {
+    account: delegationAccount(req.delegation.id, req.principal.userId),
+    amountCents: fees.capChargedCents,
   };
+  const description = `router ${req.mode} ${req.choice.type}`;
+  const organization = req.payer.organization;
   try {
     await ctx.db.sql.transaction(
       async (tx) => {
@@ -154,22 +156,40 @@ export async function issuePayment(services: RouterServices, req: PayRequest): P
         // In-process duplicates learn this paymentId only once it committed (claim.spent below): a refusal below
         // rolls the row back, and they must not be told of a payment that never existed.
         await insertPaymentIn(tx, row, now);
-        // The cap is charged before the balance: a charge the delegation could not take anyway is a 0003. A
-        // refusal (SpendRefused) or a short wallet (InsufficientFunds) leaves the transaction and rolls it back.
-        await reserveIn(tx, spend, now);
+        // An organization wallet pays only while the organization allows it (checked and locked here, in the
+        // spend's transaction), and the group's budget in the delegation's currency is charged with the cap.
+        const budget =
+          organization === undefined
+            ? undefined
+            : await groupBudgetForSpendIn(tx, { ...organization, currency: req.delegation.currency });
+        const charges =
+          budget === undefined
+            ? [delegationCharge]
+            : [{ account: budget, amountCents: fees.capChargedCents }, delegationCharge];
+        // The caps are charged before the balance: a charge they could not take anyway is a 0003. A refusal
+        // (SpendRefused) or a short wallet (InsufficientFunds) leaves the transaction and rolls it back.
+        await reserveIn(tx, { charges, reference: paymentId, description }, now);
         await applyMovements(tx, movements, now);
       },
       { serializeOn: buyer },
     ); // the buyer's balance and delegation rows: every payment of theirs locks them
   } catch (err) {
-    if (isUniqueViolation(err)) throw await duplicateOf(ctx, req.principal.userId, req.requestId, row.authNonce, err);
+    if (isUniqueViolation(err))
+      throw await duplicateOf(
+        ctx,
+        req.principal.userId,
+        requestScopeOf(req.principal),
+        req.requestId,
+        row.authNonce,
+        err,
+      );
     if (err instanceof SpendRefused) throw spendRefusalError(err);
     if (err instanceof InsufficientFunds)
       throw new AppError('BCK.ROUTER.0009', `wallet ${buyer} holds too little ${leg.asset.symbol}`);
     throw err;
   }
   req.claim?.spent(paymentId);
-  return { paymentId, signed, fees, row: { ...row, createdAt: now, updatedAt: now } };
+  return { paymentId, buyer, signed, fees, row: { ...row, createdAt: now, updatedAt: now } };
 }
 
 export type PaidOutcome =

@@ -18,6 +18,8 @@ export interface PaymentRowLike {
   feeCents: bigint;
   capChargedCents: bigint;
   delegationId: string;
+  grantId?: string | null | undefined;
+  clientId?: string | null | undefined;
   resourceUrl?: string | null | undefined;
   requestId?: string | null | undefined;
   txHash?: string | null | undefined;
@@ -55,6 +57,9 @@ export function paymentRecord(row: PaymentRowLike) {
     settlement: settlementRecord(row),
     fee: feeRecord(feesOf(row), true),
     delegationId: row.delegationId,
+    // Who paid: null for the user's API key, else the connector's client and the grant (binding) it paid through.
+    clientId: row.clientId ?? null,
+    grantId: row.grantId ?? null,
     status: row.status,
     ...(row.x402Version == null ? {} : { x402Version: row.x402Version }),
     resourceUrl: row.resourceUrl ?? null,

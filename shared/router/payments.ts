@@ -5,8 +5,10 @@ import { raw } from '@mikro-orm/sql';
 import { type FeeStatus, type PaymentStatus, RouterPayment } from '../db/entities/index.js';
 import type { SqlTx } from '../db/sql.js';
 import { AppError } from '../errors/app-error.js';
-import { delegationAccount, releaseIn } from '../spend/index.js';
+import { groupBudgetOfDelegationIn } from '../organizations/spending.js';
+import { type Charge, delegationAccount, releaseIn } from '../spend/index.js';
 import { type PaymentRecord, paymentRecord } from './payment-record.js';
+import type { PaymentOwner } from './principal.js';
 
 export type NewPayment = Omit<InferEntity<typeof RouterPayment>, 'createdAt' | 'updatedAt'>;
 
@@ -14,6 +16,9 @@ const PAYMENT_COLUMNS = [
   'id',
   'user_id',
   'api_key_id',
+  'grant_id',
+  'client_id',
+  'request_scope',
   'request_id',
   'delegation_id',
   'mode',
@@ -50,7 +55,10 @@ export async function insertPaymentIn(tx: SqlTx, r: NewPayment, now: Date): Prom
   await tx.run(INSERT_PAYMENT, [
     r.id,
     r.userId,
-    r.apiKeyId,
+    r.apiKeyId ?? null,
+    r.grantId ?? null,
+    r.clientId ?? null,
+    r.requestScope,
     r.requestId ?? null,
     r.delegationId,
     r.mode,
@@ -79,9 +87,14 @@ export async function insertPaymentIn(tx: SqlTx, r: NewPayment, now: Date): Prom
   ]);
 }
 
-/** The payment that holds (user, requestId): the winner of a lost durable claim. */
-export async function paymentIdOf(ctx: ServiceContext, userId: string, requestId: string): Promise<string | undefined> {
-  return (await ctx.db.em().findOne(RouterPayment, { userId, requestId }, { fields: ['id'] }))?.id;
+/** The payment that holds (user, scope, requestId): the winner of a lost durable claim. */
+export async function paymentIdOf(
+  ctx: ServiceContext,
+  userId: string,
+  requestScope: string,
+  requestId: string,
+): Promise<string | undefined> {
+  return (await ctx.db.em().findOne(RouterPayment, { userId, requestScope, requestId }, { fields: ['id'] }))?.id;
 }
 
 /** Moves a payment from status `from` to another inside the caller's transaction; false if it was no longer `from`. */
@@ -128,15 +141,12 @@ export async function releaseFeeLegIn(
 ): Promise<boolean> {
   if (!(await resolveFeeIn(tx, leg.paymentId, 'released', now))) return false;
   if (leg.feeCents > 0n) {
-    await releaseIn(
-      tx,
-      {
-        charges: [{ account: delegationAccount(leg.delegationId, leg.userId), amountCents: leg.feeCents }],
-        reference: leg.paymentId,
-        description: leg.description,
-      },
-      now,
-    );
+    // A payment from an organization wallet charged its group's budget with the cap: the fee goes back to both
+    // (the budget's only within the period the charge fell in).
+    const budget = await groupBudgetOfDelegationIn(tx, leg.delegationId);
+    const charges: Charge[] = [{ account: delegationAccount(leg.delegationId, leg.userId), amountCents: leg.feeCents }];
+    if (budget !== undefined) charges.push({ account: budget, amountCents: leg.feeCents });
+    await releaseIn(tx, { charges, reference: leg.paymentId, description: leg.description }, now);
   }
   return true;
 }
@@ -160,12 +170,13 @@ export async function setPaymentStatus(
 export async function duplicateOf(
   ctx: ServiceContext,
   userId: string,
+  requestScope: string,
   requestId: string | undefined,
   authNonce: string,
   cause: unknown,
 ): Promise<unknown> {
   if (requestId !== undefined) {
-    const first = await paymentIdOf(ctx, userId, requestId);
+    const first = await paymentIdOf(ctx, userId, requestScope, requestId);
     if (first !== undefined) return duplicateError(first);
   }
   const paid = (await ctx.db.em().findOne(RouterPayment, { userId, authNonce }, { fields: ['id'] }))?.id;
@@ -226,12 +237,14 @@ export interface PaymentQuery {
   page?: number | undefined;
 }
 
-function whereOf(userId: string, q: Omit<PaymentQuery, 'limit'>) {
+function whereOf(owner: PaymentOwner, q: Omit<PaymentQuery, 'limit'>) {
   const createdAt: Record<string, Date> = {};
   if (q.from !== undefined) createdAt.$gte = q.from;
   if (q.to !== undefined) createdAt.$lt = q.to;
   return {
-    userId,
+    userId: owner.userId,
+    // A connector reads only its own grant's payments.
+    ...(owner.grantId === undefined ? {} : { grantId: owner.grantId }),
     // Payments are written Issued in one transaction; a Pending row can only be a claim an earlier version left
     // behind (a crash between its claim and its signature): never a payment.
     status: { $ne: 'Pending' as const },
@@ -240,10 +253,14 @@ function whereOf(userId: string, q: Omit<PaymentQuery, 'limit'>) {
   };
 }
 
-/** The caller's payments, newest first (ties by id): page `page` of `limit` (<= 1000) rows. */
-export async function listPayments(ctx: ServiceContext, userId: string, q: PaymentQuery): Promise<PaymentRecord[]> {
+/** The owner's payments, newest first (ties by id): page `page` of `limit` (<= 1000) rows. */
+export async function listPayments(
+  ctx: ServiceContext,
+  owner: PaymentOwner,
+  q: PaymentQuery,
+): Promise<PaymentRecord[]> {
   const limit = Math.min(q.limit, 1000);
-  const rows = await ctx.db.em().find(RouterPayment, whereOf(userId, q), {
+  const rows = await ctx.db.em().find(RouterPayment, whereOf(owner, q), {
     orderBy: { createdAt: 'desc', id: 'desc' },
     limit,
     offset: ((q.page ?? 1) - 1) * limit,
@@ -258,6 +275,7 @@ const CSV_COLUMNS = [
   'protocol',
   'x402Version',
   'delegationId',
+  'clientId',
   'requestId',
   'recipient',
   'amount',
@@ -288,6 +306,7 @@ export function paymentsCsv(records: readonly PaymentRecord[]): string {
       r.protocol,
       r.x402Version ?? '',
       r.delegationId,
+      r.clientId,
       r.requestId,
       r.settlement.recipient,
       r.settlement.amount,
@@ -323,10 +342,10 @@ export function bucketStart(d: Date, g: Granularity): string {
 /** Number of the caller's payments matching the listing's filters (the listing returns at most `limit` of them). */
 export async function countPayments(
   ctx: ServiceContext,
-  userId: string,
+  owner: PaymentOwner,
   q: Omit<PaymentQuery, 'limit'>,
 ): Promise<number> {
-  return ctx.db.em().count(RouterPayment, whereOf(userId, q));
+  return ctx.db.em().count(RouterPayment, whereOf(owner, q));
 }
 
 const DAY_MS = 86_400_000;
@@ -337,7 +356,7 @@ const DAY_MS = 86_400_000;
  */
 export async function paymentsSummary(
   ctx: ServiceContext,
-  userId: string,
+  owner: PaymentOwner,
   q: { granularity: Granularity; delegationId?: string | undefined; from?: Date | undefined; to?: Date | undefined },
 ): Promise<{ total: number; series: { date: string; value: number }[] }> {
   // SQLite keeps created_at as epoch milliseconds (MikroORM); PostgreSQL as timestamptz. The filters are the
@@ -347,7 +366,7 @@ export async function paymentsSummary(
     .em()
     .createQueryBuilder(RouterPayment)
     .select([raw(`${day} as d`), raw('count(*) as n')])
-    .where(whereOf(userId, q))
+    .where(whereOf(owner, q))
     .groupBy(raw(day))
     .execute<{ d: unknown; n: unknown }[]>('all', false);
   const counts = new Map<string, number>();

@@ -1,5 +1,5 @@
 // Mode B (POST /router/route): call the merchant, pay its 402 and relay the answer (router flow steps 1-8, docs/architecture.md).
-import type { ApiKeyCaller } from '../auth/caller.js';
+import type { RouterPrincipal } from './principal.js';
 import { AppError } from '../errors/app-error.js';
 import { exceedsJsonDepth } from '../protocols/json-depth.js';
 import type { UpstreamResult } from '../upstream/index.js';
@@ -76,7 +76,7 @@ export async function targetUrl(
  * free), taken before the request body is read, so a user's parallel uploads are bounded too. The function gives
  * it back (once; later calls do nothing).
  */
-export function routerSlot(services: RouterServices, principal: ApiKeyCaller): () => void {
+export function routerSlot(services: RouterServices, principal: RouterPrincipal): () => void {
   const release = services.limiter.acquire(principal.userId);
   if (release === undefined) throw new AppError('BCK.ROUTER.0007', 'too many router calls in flight for this user');
   return release;
@@ -95,7 +95,12 @@ function upstreamPayload(value: unknown, headers: Record<string, string>): strin
 }
 
 /** Mode B. `slot` is the caller's routerSlot: a duplicate requestId gives it back while it waits (idempotency.ts). */
-export async function routePaid(services: RouterServices, principal: ApiKeyCaller, body: RouteBody, slot: () => void) {
+export async function routePaid(
+  services: RouterServices,
+  principal: RouterPrincipal,
+  body: RouteBody,
+  slot: () => void,
+) {
   // Refused before anything is held: a body we could not serialize would otherwise throw (a 500) below.
   if (exceedsJsonDepth(body.body, MAX_ROUTE_JSON_DEPTH)) {
     const issue = `body.body: nests arrays/objects deeper than ${MAX_ROUTE_JSON_DEPTH} levels`;

@@ -45,31 +45,53 @@ export type MintBody = z.output<typeof MintBody>;
 // Opaque: forwarded as written; the outbound module refuses what no header value may hold (NUL, CR, LF).
 const HeaderValue = z.string().max(8192);
 
-export const RouteBody = z
-  .object({
-    requestId: RequestId,
-    delegationId: z.uuid(),
-    url: line(2048).min(1).optional(),
-    slug: line(63).min(1).optional(),
-    path: line(2048).optional(),
-    method: z.enum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']).default('GET'),
-    headers: z
-      .record(line(256).min(1), HeaderValue)
-      .refine((h) => Object.keys(h).length <= 64, 'at most 64 headers')
-      .optional(),
-    body: z.unknown().optional(),
-    protocol: z.enum(['x402', 'mpp']).optional(),
-  })
-  .refine((b) => (b.url === undefined) !== (b.slug === undefined), {
-    message: 'exactly one of url and slug is required',
-    path: ['url'],
-  })
-  // Step 1: an unsafe path is refused up front, whatever it would be appended to.
-  .refine((b) => b.path === undefined || safePathSegments(b.path) !== undefined, {
-    message: 'must be plain path segments (no //, @, .., \\ or absolute URL)',
-    path: ['path'],
-  });
+/** The fields of mode B; the two routes differ only in where the delegation comes from. */
+const RouteFields = z.object({
+  requestId: RequestId,
+  url: line(2048).min(1).optional(),
+  slug: line(63).min(1).optional(),
+  path: line(2048).optional(),
+  method: z.enum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']).default('GET'),
+  headers: z
+    .record(line(256).min(1), HeaderValue)
+    .refine((h) => Object.keys(h).length <= 64, 'at most 64 headers')
+    .optional(),
+  body: z.unknown().optional(),
+  protocol: z.enum(['x402', 'mpp']).optional(),
+});
+
+/** The checks both routes make of the whole body. */
+function routeRules<S extends z.ZodType<z.output<typeof RouteFields>>>(schema: S) {
+  return (
+    schema
+      .refine((b) => (b.url === undefined) !== (b.slug === undefined), {
+        message: 'exactly one of url and slug is required',
+        path: ['url'],
+      })
+      // Step 1: an unsafe path is refused up front, whatever it would be appended to.
+      .refine((b) => b.path === undefined || safePathSegments(b.path) !== undefined, {
+        message: 'must be plain path segments (no //, @, .., \\ or absolute URL)',
+        path: ['path'],
+      })
+  );
+}
+
+/** POST /router/route: the caller names one of the user's delegations. */
+export const RouteBody = routeRules(RouteFields.extend({ delegationId: z.uuid() }));
 export type RouteBody = z.output<typeof RouteBody>;
+
+/**
+ * POST /router/commerce/route: the delegation is the grant's. A `delegationId` in the body is refused, never
+ * ignored: a connector that names one believes it chooses what pays, and must learn that it does not.
+ */
+export const CommerceRouteBody = routeRules(
+  RouteFields.extend({
+    delegationId: z
+      .never({ error: "not accepted: the commerce route pays from the grant's own delegation" })
+      .optional(),
+  }),
+);
+export type CommerceRouteBody = z.output<typeof CommerceRouteBody>;
 
 export const SettledBody = z.object({
   txHash: z.string().regex(/^0x[0-9a-fA-F]{64}$/, 'must be a 32-byte hex transaction hash'),

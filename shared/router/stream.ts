@@ -112,7 +112,7 @@ export async function proxyStream(
       } finally {
         // The fee is earned by an answer the caller received whole; one that broke off (the merchant failed, a
         // cap, our caller left) releases it, as /router/route does when it cannot read the answer.
-        if (done.feeDeferred) await feeAfterRelay(services, issued, principal.walletAddress, relayed);
+        if (done.feeDeferred) await feeAfterRelay(services, issued, issued.buyer, relayed);
       }
     },
     { beforeWait: slot },

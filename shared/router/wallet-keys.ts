@@ -2,11 +2,15 @@
 // AES-GCM open per payment. It adds no new exposure: the process holds SECRETS_KEY, which opens every stored key
 // anyway. Bounded in size and time, so a key leaves memory within a minute of its last use.
 import { LRUCache } from 'lru-cache';
+import { privateKeyToAccount } from 'viem/accounts';
 import { walletKeyOf } from '../accounts/users.js';
+import { orgWalletKeyOf } from '../organizations/wallets.js';
 import type { ServiceContext } from '../context.js';
 
 export interface WalletKeyCache {
   get(userId: string): Promise<`0x${string}`>;
+  /** An organization wallet's address and key (a delegation naming it pays from it). */
+  orgWallet(walletId: string): Promise<{ address: string; key: `0x${string}` }>;
   /** Keys held now (expired ones are gone: see ttlAutopurge). */
   size(): number;
 }
@@ -19,7 +23,20 @@ export function createWalletKeyCache(ctx: ServiceContext, opts: { max?: number; 
     ttl: opts.ttlMs ?? 60_000,
     ttlAutopurge: true,
   });
+  const orgWallets = new LRUCache<string, { address: string; key: `0x${string}` }>({
+    max: opts.max ?? 10_000,
+    ttl: opts.ttlMs ?? 60_000,
+    ttlAutopurge: true,
+  });
   return {
+    async orgWallet(walletId) {
+      const hit = orgWallets.get(walletId);
+      if (hit !== undefined) return hit;
+      const key = await orgWalletKeyOf(ctx, walletId);
+      const wallet = { address: privateKeyToAccount(key).address, key };
+      orgWallets.set(walletId, wallet);
+      return wallet;
+    },
     async get(userId) {
       const hit = cache.get(userId);
       if (hit !== undefined) return hit;
@@ -27,6 +44,6 @@ export function createWalletKeyCache(ctx: ServiceContext, opts: { max?: number; 
       cache.set(userId, key);
       return key;
     },
-    size: () => cache.size,
+    size: () => cache.size + orgWallets.size,
   };
 }

@@ -1,7 +1,7 @@
 // The capped accounts a spend charges. Each kind is one table with a spent amount, a limit and a state, charged
-// by ONE conditional UPDATE of its own and journalled in an append-only ledger of its own. One kind exists today
-// (a user's spending delegation); an organization's group budget (a per-currency cap whose period rolls) will be
-// the next member of the union, charged in the same spend as the member's delegation.
+// by ONE conditional UPDATE of its own and journalled in an append-only ledger of its own. Two kinds exist: a
+// user's spending delegation, and an organization's group budget (a per-currency cap whose period rolls), charged
+// in the same spend as the member's delegation.
 import type { SqlTx } from '../db/sql.js';
 
 export interface DelegationAccount {
@@ -11,12 +11,26 @@ export interface DelegationAccount {
   readonly userId: string;
 }
 
-export type CappedAccount = DelegationAccount;
+/** A group's budget in one currency (group_budget): a cap per period, the period rolled by the charge itself. */
+export interface GroupBudgetAccount {
+  readonly kind: 'groupBudget';
+  readonly id: string;
+  /** The organization: the charge matches only that organization's row, so a spend never crosses organizations. */
+  readonly orgId: string;
+}
+
+export type CappedAccount = DelegationAccount | GroupBudgetAccount;
 
 export const delegationAccount = (id: string, userId: string): DelegationAccount => ({
   kind: 'delegation',
   id,
   userId,
+});
+
+export const groupBudgetAccount = (id: string, orgId: string): GroupBudgetAccount => ({
+  kind: 'groupBudget',
+  id,
+  orgId,
 });
 
 /** Why an account's conditional UPDATE matched no row. */
@@ -46,10 +60,19 @@ export interface AccountKind<A extends CappedAccount> {
   readonly lockRank: number;
   /** ONE conditional UPDATE drawing `cents` if the account may spend them now; true when it did. */
   charge(tx: SqlTx, account: A, cents: bigint, now: Date): Promise<boolean>;
-  /** ONE conditional UPDATE giving `cents` back, never more than was spent; true when it did. */
-  giveBack(tx: SqlTx, account: A, cents: bigint): Promise<boolean>;
+  /**
+   * ONE conditional UPDATE giving `cents` back, never more than was spent; true when it did. `reference` is the
+   * release's, the same as its charge's: a kind whose spent amount restarts (a group budget's period) finds there
+   * what the charge was counted in.
+   */
+  giveBack(tx: SqlTx, account: A, cents: bigint, reference: string | null): Promise<boolean>;
   /** Appends the ledger row of a charge or a release; resolves with its id. */
   journal(tx: SqlTx, account: A, entry: JournalEntry, now: Date): Promise<string>;
   /** Why `charge` matched no row, read in the same transaction right after it. */
   whyRefused(tx: SqlTx, account: A, cents: bigint, now: Date): Promise<RefusalCause>;
+  /**
+   * What the account records once a charge is journalled (a group budget's threshold and exhaustion alerts), in the
+   * same transaction, while the charge's UPDATE still holds the account's row: it commits or rolls back with it.
+   */
+  afterCharge?(tx: SqlTx, account: A, now: Date): Promise<void>;
 }

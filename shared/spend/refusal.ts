@@ -2,16 +2,35 @@
 import { AppError } from '../errors/app-error.js';
 import type { CappedAccount, RefusalCause } from './accounts.js';
 
-const LABEL: Record<CappedAccount['kind'], string> = { delegation: 'delegation' };
+/**
+ * How a message names the account. A delegation is the caller's own and named by its kind alone; a group budget is
+ * one of several the spender's groups may have, so it is named with its id (the organization's, visible to the
+ * spender's groups), and its over-cap message says what is left.
+ */
+function labelOf(subject: CappedAccount | CappedAccount['kind']): string {
+  const kind = typeof subject === 'string' ? subject : subject.kind;
+  switch (kind) {
+    case 'delegation':
+      return 'delegation';
+    case 'groupBudget':
+      return typeof subject === 'string' ? 'group budget' : `group budget ${subject.id}`;
+  }
+}
 
-/** The refusal's message, safe to show: it names the account's kind and the condition, never another user's data. */
-export function describeRefusal(kind: CappedAccount['kind'], cause: RefusalCause): string {
-  const label = LABEL[kind];
+/** The refusal's message, safe to show: it names the account and the condition, never another user's data. */
+export function describeRefusal(subject: CappedAccount | CappedAccount['kind'], cause: RefusalCause): string {
+  const label = labelOf(subject);
+  const kind = typeof subject === 'string' ? subject : subject.kind;
   switch (cause.reason) {
     case 'not_found':
       return `${label} not found`;
     case 'over_cap':
-      return cause.remainingCents === 0n ? `${label} is exhausted` : `${label} budget exceeded`;
+      if (cause.remainingCents === 0n) return `${label} is exhausted`;
+      if (kind === 'groupBudget')
+        return cause.remainingCents === undefined
+          ? `${label} exceeded`
+          : `${label} exceeded (${cause.remainingCents} cents left in this period)`;
+      return `${label} budget exceeded`;
     default:
       return `${label} is ${cause.reason}`;
   }
@@ -26,16 +45,18 @@ export class SpendRefused extends Error {
     readonly account: CappedAccount,
     readonly why: RefusalCause,
   ) {
-    super(describeRefusal(account.kind, why));
+    super(describeRefusal(account, why));
     this.name = 'SpendRefused';
   }
 }
 
-/** The params naming the refusing account (`delegationId`), as every spend error carries them. */
+/** The params naming the refusing account (`delegationId`, `groupBudgetId`), as every spend error carries them. */
 export function accountParams(account: CappedAccount): Record<string, string> {
   switch (account.kind) {
     case 'delegation':
       return { delegationId: account.id };
+    case 'groupBudget':
+      return { groupBudgetId: account.id };
   }
 }
 
@@ -44,7 +65,7 @@ export function accountParams(account: CappedAccount): Record<string, string> {
  * threw (SpendRefused) and for one predicted from a snapshot before it (an early refusal of the same condition).
  */
 export function refusalError(account: CappedAccount, why: RefusalCause): AppError {
-  return new AppError('BCK.ROUTER.0003', describeRefusal(account.kind, why), accountParams(account));
+  return new AppError('BCK.ROUTER.0003', describeRefusal(account, why), accountParams(account));
 }
 
 export const spendRefusalError = (refused: SpendRefused): AppError => refusalError(refused.account, refused.why);

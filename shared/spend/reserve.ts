@@ -6,6 +6,7 @@
 import type { SqlTx } from '../db/sql.js';
 import type { AccountKind, CappedAccount } from './accounts.js';
 import { delegationKind } from './delegation-account.js';
+import { groupBudgetKind } from './group-budget-account.js';
 import { SpendRefused } from './refusal.js';
 
 export interface Charge {
@@ -34,6 +35,8 @@ function onKind<R>(account: CappedAccount, visit: <A extends CappedAccount>(kind
   switch (account.kind) {
     case 'delegation':
       return visit(delegationKind, account);
+    case 'groupBudget':
+      return visit(groupBudgetKind, account);
   }
 }
 
@@ -66,7 +69,9 @@ export async function reserveIn(tx: SqlTx, spend: Spend, now: Date): Promise<Res
     const ledgerId = await onKind(account, async (kind, a) => {
       if (!(await kind.charge(tx, a, amountCents, now)))
         throw new SpendRefused(a, await kind.whyRefused(tx, a, amountCents, now));
-      return kind.journal(tx, a, { kind: 'reserve', amountCents, reference, description }, now);
+      const id = await kind.journal(tx, a, { kind: 'reserve', amountCents, reference, description }, now);
+      await kind.afterCharge?.(tx, a, now);
+      return id;
     });
     entries.push({ account, ledgerId });
   }
@@ -76,7 +81,9 @@ export async function reserveIn(tx: SqlTx, spend: Spend, now: Date): Promise<Res
 /**
  * Gives the charges back (a fee leg not earned, an order that could not be paid), in the same lock order, each
  * never below zero spent. Resolves true when every charge was given back. A release does not look at the
- * account's state: a revoked or expired delegation still gets back what it was charged for nothing.
+ * account's state: a revoked or expired delegation still gets back what it was charged for nothing. A group budget
+ * is given back only into the period its charge was counted in, found by the release's `reference` (the charge's):
+ * after its period rolled, the release gives that budget nothing (false) and journals nothing.
  */
 export async function releaseIn(tx: SqlTx, release: Spend, now: Date): Promise<boolean> {
   const reference = release.reference ?? null;
@@ -84,7 +91,7 @@ export async function releaseIn(tx: SqlTx, release: Spend, now: Date): Promise<b
   let all = true;
   for (const { account, amountCents } of inLockOrder(release.charges)) {
     const released = await onKind(account, async (kind, a) => {
-      if (!(await kind.giveBack(tx, a, amountCents))) return false;
+      if (!(await kind.giveBack(tx, a, amountCents, reference))) return false;
       await kind.journal(tx, a, { kind: 'release', amountCents: -amountCents, reference, description }, now);
       return true;
     });

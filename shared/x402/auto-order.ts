@@ -1,27 +1,37 @@
 // Buying one order of the plan for a settle whose credits fall short, INSIDE the settle's transaction (settle.ts),
 // after its claim row: the cap reservation, the payment, the plan_order row and the credit lot then commit with
 // the burn or not at all, and a duplicate settle in any process waits on the claim instead of buying again.
-//   1. predict (funding.ts) what the reservation cannot know: the delegation's currency, plan and recipients;
+//   1. predict (credits/funding.ts) what the reservation cannot know: the delegation's currency, plan and recipients;
 //   2. reserve the price in cents on the permission's delegation through the spend module (its conditional UPDATE
 //      decides: revoked, expired or over the cap is refused);
-//   3. pay: svc:erc4337 from the owner's custodial wallet through the settlement backend; svc:card-delegation
-//      through the card-processor port (settlement/card-processor.ts says how it composes with the transaction);
+//   3. pay: svc:erc4337 from the owner's custodial wallet (or the organization wallet the delegation names, whose
+//      group budget is then charged with the cap) through the settlement backend; svc:card-delegation
+//      through the card-processor port, as an account_access connector's order (credits/card-order.ts;
+//      settlement/card-processor.ts says how it composes with the transaction);
 //   4. record the order and mint the plan's credits to the owner.
 // A payment that fails after the reservation gives the reservation back in the same transaction, so the
 // delegation's journal shows the attempt and its release and the cap is whole again.
 import { randomUUID } from 'node:crypto';
 import type { Config } from '../../config/index.js';
+import { PaymentFailed, payPlanByCardIn } from '../credits/card-order.js';
 import type { PlanRow } from '../credits/lookup.js';
-import { mintLot } from '../credits/lots.js';
 import { buyPlanIn, walletShortError } from '../credits/order.js';
-import { Delegation, PlanOrder } from '../db/entities/index.js';
+import { Delegation } from '../db/entities/index.js';
 import type { Dialect, Em } from '../db/orm.js';
-import { type SqlTx, emSql } from '../db/sql.js';
+import { emSql } from '../db/sql.js';
 import { AppError } from '../errors/app-error.js';
-import { type CardProcessor, fiatAssetOf } from '../settlement/card-processor.js';
+import type { CardProcessor } from '../settlement/card-processor.js';
 import { InsufficientFunds } from '../settlement/token-ledger.js';
-import { SpendRefused, type Spend, delegationAccount, fiatCurrencyOf, releaseIn, reserveIn } from '../spend/index.js';
-import { type PlanPrice, delegationCanPay, planPrice } from './funding.js';
+import { orgOrderPayerIn } from '../organizations/spending.js';
+import {
+  type GroupBudgetAccount,
+  SpendRefused,
+  type Spend,
+  delegationAccount,
+  releaseIn,
+  reserveIn,
+} from '../spend/index.js';
+import { delegationCanPay, planPrice } from '../credits/funding.js';
 import type { PermissionRow } from './permissions.js';
 
 /**
@@ -37,9 +47,6 @@ export interface OrderTx {
   readonly now: Date;
 }
 
-/** What failed while paying an order that was reserved: given back, and named in the settle's 402. */
-class PaymentFailed extends Error {}
-
 export async function orderAgainstDelegationIn(
   { tx, dialect, now }: OrderTx,
   permission: PermissionRow,
@@ -54,14 +61,32 @@ export async function orderAgainstDelegationIn(
   const delegation = await tx.findOne(Delegation, { id: permission.delegationId, userId: permission.userId });
   if (delegation === null) return { type: 'refused', reason: 'delegation not found', released: false };
   const price = planPrice(plan, environment);
-  const fundable = delegationCanPay(delegation, plan, price, now);
+  const fundable = delegationCanPay(delegation, plan, price, now, permission.ownerAddress);
   if (fundable.type === 'unfundable') return { type: 'refused', reason: fundable.reason, released: false };
   const sql = emSql(tx, dialect);
   const orderId = randomUUID();
+  // An organization wallet pays only while the organization allows it, checked and locked here in the settle's
+  // transaction, and its group's budget is charged with the cap, first (the spend module's lock order).
+  let payer: { address: string; budget?: GroupBudgetAccount } = { address: permission.ownerAddress };
+  if (delegation.orgWalletId != null) {
+    // Creation always names the group; a row without one must never fall back to the member's own wallet.
+    if (delegation.groupId == null) throw new Error(`delegation ${delegation.id} names a wallet but no group`);
+    const org = { orgWalletId: delegation.orgWalletId, groupId: delegation.groupId, currency: delegation.currency };
+    try {
+      payer = await orgOrderPayerIn(sql, org, permission.userId);
+    } catch (err) {
+      if (err instanceof AppError) return { type: 'refused', reason: err.details, released: false };
+      throw err;
+    }
+  }
+  const charged = (account: Spend['charges'][number]['account']) => ({ account, amountCents: price.cents });
   const spend: Spend = {
     charges:
       price.cents > 0n
-        ? [{ account: delegationAccount(delegation.id, permission.userId), amountCents: price.cents }]
+        ? [
+            ...(payer.budget === undefined ? [] : [charged(payer.budget)]),
+            charged(delegationAccount(delegation.id, permission.userId)),
+          ]
         : [],
     reference: orderId,
     description: `x402 auto-order of plan ${plan.id}`,
@@ -74,9 +99,10 @@ export async function orderAgainstDelegationIn(
   }
   try {
     if (permission.scheme === 'svc:card-delegation') {
-      await payByCard(tx, sql, cards, { delegation, permission, plan, price, orderId, purchaseKey, now });
+      const buyer = { userId: permission.userId, walletAddress: permission.ownerAddress };
+      await payPlanByCardIn(tx, sql, cards, { buyer, delegation, plan, price, orderId, purchaseKey, now });
     } else {
-      await payFromWallet(tx, dialect, permission, plan, orderId, now);
+      await payFromWallet(tx, dialect, permission, payer.address, plan, orderId, now);
     }
     return { type: 'ordered', orderId };
   } catch (err) {
@@ -87,7 +113,8 @@ export async function orderAgainstDelegationIn(
 }
 
 /**
- * svc:erc4337: the owner's custodial wallet pays through the settlement backend. In a savepoint, because a short
+ * svc:erc4337: `payerAddress` pays through the settlement backend: the owner's custodial wallet, or the
+ * organization wallet of the delegation; the credits go to the owner either way. In a savepoint, because a short
  * wallet is found only after some legs moved (the ledger takes balances in address order): rolling back to it
  * undoes them and keeps the reservation, which the caller then gives back.
  */
@@ -95,76 +122,17 @@ async function payFromWallet(
   tx: Em,
   dialect: Dialect,
   permission: PermissionRow,
+  payerAddress: string,
   plan: PlanRow,
   orderId: string,
   now: Date,
 ): Promise<void> {
   const buyer = { userId: permission.userId, walletAddress: permission.ownerAddress };
   try {
-    await tx.transactional((inner) => buyPlanIn(inner, dialect, buyer, plan, orderId, now));
+    await tx.transactional((inner) => buyPlanIn(inner, dialect, buyer, plan, orderId, now, payerAddress));
   } catch (err) {
-    if (err instanceof InsufficientFunds) throw new PaymentFailed(walletShortError(buyer.walletAddress, plan).details);
+    if (err instanceof InsufficientFunds) throw new PaymentFailed(walletShortError(payerAddress, plan).details);
     if (err instanceof AppError) throw new PaymentFailed(err.details);
     throw err;
   }
-}
-
-/** svc:card-delegation: the card processor charges the price, then the order is recorded and the credits minted. */
-async function payByCard(
-  tx: Em,
-  sql: SqlTx,
-  cards: CardProcessor,
-  o: {
-    delegation: { id: string; provider: string; currency: string };
-    permission: PermissionRow;
-    plan: PlanRow;
-    price: PlanPrice;
-    orderId: string;
-    purchaseKey: string;
-    now: Date;
-  },
-): Promise<void> {
-  const currency = fiatCurrencyOf(o.delegation.currency);
-  if (currency === undefined) throw new PaymentFailed(`a ${o.delegation.currency} delegation has no card currency`);
-  let chargeId: string | null = null;
-  if (o.price.cents > 0n) {
-    const charged = await cards.charge(
-      sql,
-      {
-        delegationId: o.delegation.id,
-        provider: o.delegation.provider,
-        currency,
-        cents: o.price.cents,
-        payees: o.price.payees,
-        reference: o.orderId,
-        idempotencyKey: o.purchaseKey,
-      },
-      o.now,
-    );
-    if (charged.type === 'declined') throw new PaymentFailed(`the card charge was declined: ${charged.reason}`);
-    chargeId = charged.chargeId;
-  }
-  await tx.insert(PlanOrder, {
-    id: o.orderId,
-    planId: o.plan.id,
-    buyerUserId: o.permission.userId,
-    buyerAddress: o.permission.ownerAddress,
-    asset: fiatAssetOf(currency),
-    amountPaid: o.price.cents,
-    credits: o.plan.creditsAmount,
-    txId: chargeId,
-    createdAt: o.now,
-  });
-  await mintLot(
-    tx,
-    {
-      planId: o.plan.id,
-      holderAddress: o.permission.ownerAddress,
-      amount: o.plan.creditsAmount,
-      expiresAt: null,
-      kind: 'order',
-      reference: o.orderId,
-    },
-    o.now,
-  );
 }

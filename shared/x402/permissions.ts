@@ -20,7 +20,8 @@ import type { Em } from '../db/orm.js';
 import { effectiveStatus } from '../delegations/records.js';
 import { AppError } from '../errors/app-error.js';
 import { toWire } from '../money.js';
-import { type DelegationSnapshot, delegationCanPay, planPrice, providerFitsScheme } from './funding.js';
+import { type DelegationSnapshot, delegationCanPay, planPrice } from '../credits/funding.js';
+import { FIAT_PROVIDERS } from '../delegations/schemas.js';
 import {
   type PermissionFields,
   SESSION_KEYS_PROVIDER,
@@ -30,11 +31,18 @@ import {
   permissionHashOf,
   typedData,
 } from './permission-token.js';
-import type { PermissionToken } from './schemas.js';
+import type { PermissionScheme, PermissionToken } from './schemas.js';
 import type { CreatePermissionBody, ListPermissionsQuery } from './wire.js';
 
-/** The caller of the permission endpoints: the subscriber, through one of its API keys. */
+/** The caller of the permission endpoints: the subscriber, through one of its API keys or an account_access token. */
+/** Which delegation providers may back a permission of each scheme. */
+export function providerFitsScheme(provider: string, scheme: PermissionScheme): boolean {
+  const fiat = (FIAT_PROVIDERS as readonly string[]).includes(provider);
+  return scheme === 'svc:card-delegation' ? fiat : provider === 'erc4337';
+}
+
 export interface PermissionCaller extends ActingUser {
+  /** Absent for a connector's token: a grant holds no key, and its delegation is bound to none. */
   readonly apiKeyId?: string | undefined;
 }
 
@@ -137,15 +145,34 @@ async function backingDelegation(
   return d;
 }
 
+/**
+ * What an account_access connector may create: svc:card-delegation permissions backed by its grant's own
+ * delegation (the card mandate the user consented to), nothing else; 403 BCK.OAUTH.0030 otherwise, before any
+ * lookup, so the refusal says nothing about the delegation named.
+ */
+export function assertGrantMayCreate(
+  grant: { readonly kind: 'account_access'; readonly delegationId: string },
+  input: CreatePermissionBody,
+): void {
+  const named = input.delegationConfig?.delegationId.toLowerCase();
+  if (input.accepted.scheme === 'svc:card-delegation' && named === grant.delegationId.toLowerCase()) return;
+  throw new AppError(
+    'BCK.OAUTH.0030',
+    "an account_access token may create only svc:card-delegation permissions on its grant's delegation",
+    { consentType: grant.kind },
+  );
+}
+
 /** Why a subscriber without credits could not pay through the delegation, or undefined when it could. */
 function unfunded(
   ctx: ServiceContext,
   delegation: DelegationSnapshot | undefined,
   plan: PlanRow,
   now: Date,
+  spender: string,
 ): string | undefined {
   if (delegation === undefined) return 'and the permission names no delegation';
-  const f = delegationCanPay(delegation, plan, planPrice(plan, ctx.config.ENVIRONMENT), now);
+  const f = delegationCanPay(delegation, plan, planPrice(plan, ctx.config.ENVIRONMENT), now, spender);
   return f.type === 'fundable' ? undefined : `and the delegation cannot pay for an order: ${f.reason}`;
 }
 
@@ -182,7 +209,7 @@ export async function createPermission(
   const now = ctx.now();
   const balance = await creditBalance(em, plan.id, caller.walletAddress, now);
   if (balance <= 0n) {
-    const why = unfunded(ctx, delegation, plan, now);
+    const why = unfunded(ctx, delegation, plan, now, caller.walletAddress);
     if (why !== undefined) {
       throw new AppError('BCK.CREDITS.0003', `${caller.walletAddress} holds no credits of plan ${plan.id} ${why}`, {
         planId: String(plan.id),

@@ -9,9 +9,12 @@ import type { ActingUser } from '../auth/caller.js';
 import { creditBalance } from '../credits/lots.js';
 import type { PlanRow } from '../credits/lookup.js';
 import { Delegation } from '../db/entities/index.js';
+import { emSql } from '../db/sql.js';
+import { AppError } from '../errors/app-error.js';
+import { orgOrderPayerIn } from '../organizations/spending.js';
 import { balanceOf } from '../settlement/token-ledger.js';
 import { type PresentedPermission, checkPermission } from './check-permission.js';
-import { delegationCanPay, planPrice } from './funding.js';
+import { delegationCanPay, planPrice } from '../credits/funding.js';
 import type { PermissionRow } from './permissions.js';
 import { Reason } from './reasons.js';
 
@@ -44,11 +47,23 @@ export async function coverage(
   const delegation = await em.findOne(Delegation, { id: permission.delegationId, userId: permission.userId });
   if (delegation === null) return { type: 'short', message: `${short} and the delegation is gone` };
   const price = planPrice(plan, ctx.config.ENVIRONMENT);
-  const fundable = delegationCanPay(delegation, plan, price, now);
+  const fundable = delegationCanPay(delegation, plan, price, now, permission.ownerAddress);
   if (fundable.type === 'unfundable')
     return { type: 'short', message: `${short} and the delegation cannot pay for an order: ${fundable.reason}` };
+  // The wallet an order would pay from: the owner's, or the organization wallet of the delegation while the
+  // organization still allows the member to spend from it (settle checks it again, locked, in its transaction).
+  let payerAddress = permission.ownerAddress;
+  if (delegation.orgWalletId != null && delegation.groupId != null) {
+    const org = { orgWalletId: delegation.orgWalletId, groupId: delegation.groupId, currency: delegation.currency };
+    try {
+      payerAddress = (await orgOrderPayerIn(emSql(em), org, permission.userId)).address;
+    } catch (err) {
+      if (err instanceof AppError) return { type: 'short', message: `${short} and ${err.details}` };
+      throw err;
+    }
+  }
   if (permission.scheme === 'svc:erc4337' && price.atomic > 0n) {
-    const funds = await balanceOf(ctx, permission.ownerAddress, plan.tokenAddress);
+    const funds = await balanceOf(ctx, payerAddress, plan.tokenAddress);
     if (funds < price.atomic) return { type: 'short', message: `${short} and the wallet cannot pay for an order` };
   }
   return { type: 'by-order' };

@@ -19,6 +19,8 @@ export interface Declared {
   readonly path: string;
   readonly public: boolean;
   readonly accepts: readonly string[];
+  /** The code every caller of a kind it does not accept gets, when the route names one (else 0030 / AUTH.0002). */
+  readonly refusal: string | undefined;
 }
 
 /** Every declared route of both processes, from the tables the processes build. */
@@ -29,6 +31,7 @@ export async function declaredRoutes(ctx: ServiceContext): Promise<Declared[]> {
     path: r.path,
     public: r.access.public,
     accepts: r.access.accepts,
+    refusal: r.access.refusal,
   }));
   const upstream = createUpstream({ allowPrivate: false });
   const signer = createDigestSigner(0);
@@ -50,6 +53,7 @@ export async function declaredRoutes(ctx: ServiceContext): Promise<Declared[]> {
       path: r.path,
       public: r.access.public,
       accepts: r.access.accepts,
+      refusal: r.access.refusal,
     }));
     return [...admin, ...proxy];
   } finally {
@@ -88,6 +92,16 @@ export async function runAll(checks: (() => Promise<void>)[]): Promise<void> {
 }
 
 export const methodsOf = (r: Declared): string[] => (r.method === '*' ? ['GET', 'POST'] : [r.method]);
+
+/**
+ * What a caller of `kind` gets from a route by its declaration alone: `reaches` (the handler answers, whatever it
+ * answers), or the 403 and code the declaration refuses the kind with.
+ */
+export function expectedFor(route: Declared, kind: string): { reaches: true } | { reaches: false; code: string } {
+  if (route.accepts.includes(kind)) return { reaches: true };
+  if (route.refusal !== undefined) return { reaches: false, code: route.refusal };
+  return { reaches: false, code: kind === 'apiKey' ? 'BCK.AUTH.0002' : 'BCK.OAUTH.0030' };
+}
 
 export async function send(base: string, method: string, path: string, key?: string) {
   const r = await fetch(`${base}${path}`, {

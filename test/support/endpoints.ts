@@ -18,6 +18,9 @@ import { AUTHORIZATION_FIELDS, authorize } from '../../shared/oauth/authorize.js
 import { createClient } from '../../shared/oauth/clients.js';
 import { startDeviceAuthorization } from '../../shared/oauth/device-authorization.js';
 import { csrfTokenOf, newBrowserToken, signIn } from '../../shared/oauth/page-session.js';
+import { ORG_BUDGETS_ENDPOINTS } from './endpoints-org-budgets.js';
+import { ORG_MEMBERS_ENDPOINTS } from './endpoints-org-members.js';
+import { ORG_WALLETS_ENDPOINTS } from './endpoints-org-wallets.js';
 import type { ApiClient } from './http.js';
 import { USDC, createDelegation, fund, scriptedMerchant } from './router-fixtures.js';
 import type { Running } from './merchants/listen.js';
@@ -74,6 +77,8 @@ export interface EndpointFixtures {
   readonly paymentId: string;
   /** A merchant that answers every request 200, free. */
   readonly merchantUrl: string;
+  /** An access token of a commerce grant of the subscriber's (fetched anew before the last one could expire). */
+  commerceToken(): Promise<string>;
   /** A fresh agent request of the subscriber's, initialized by the seller. */
   agentRequest(): Promise<{ agentRequestId: string; proof: string }>;
   fresh(prefix: string): string;
@@ -98,14 +103,14 @@ const page = { page: '1', offset: '10' };
 const VERIFIER = 'dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk';
 const CHALLENGE = 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM';
 
-const oauthClient = (f: EndpointFixtures) =>
+const oauthClient = (f: { readonly stack: Stack }) =>
   createClient(f.stack.ctx, {
     name: 'Fuzz connector',
     redirectUris: ['https://c.example/cb'],
     allowedConsentTypes: ['commerce'],
   });
 
-async function authorizeRequest(f: EndpointFixtures) {
+async function authorizeRequest(f: { readonly stack: Stack }) {
   const c = await oauthClient(f);
   return {
     client_id: c.clientId,
@@ -538,9 +543,29 @@ export const ENDPOINTS: Readonly<Record<string, EndpointCase>> = {
       query: { granularity: 'day', delegationId: f.delegationId, from: '2020-01-01', to: '2099-12-31' },
     }),
   },
+  'POST /api/v1/router/commerce/route': {
+    sample: async (f) => ({
+      as: 'subscriber',
+      apiKey: await f.commerceToken(),
+      body: {
+        requestId: f.fresh('commerce'),
+        url: `${f.merchantUrl}/free`,
+        method: 'POST',
+        headers: { 'x-note': 'hello' },
+        body: { q: 'hello' },
+      },
+    }),
+    kinds: { 'body.body.**': 'opaque', 'body.headers.*': 'opaque' },
+    keyed: ['body.headers'],
+  },
   '* /api/v1/router/proxy': { sample: async (f) => proxySample(f) },
   '* /api/v1/proxy': { sample: async (f) => proxySample(f) },
   '* /proxy': { sample: async (f) => proxySample(f) },
+
+  // Organizations: each sample makes its own organization (the seller its Admin).
+  ...ORG_MEMBERS_ENDPOINTS,
+  ...ORG_WALLETS_ENDPOINTS,
+  ...ORG_BUDGETS_ENDPOINTS,
 };
 
 function proxySample(f: EndpointFixtures): SampleRequest {
@@ -553,6 +578,40 @@ function proxySample(f: EndpointFixtures): SampleRequest {
       'x-router-request-id': f.fresh('proxy'),
       'x-router-upstream-authorization': 'Bearer merchant-key',
     },
+  };
+}
+
+/**
+ * A commerce grant of `user` through the real endpoints (the human approves with their key, the connector redeems
+ * the code), and a function giving its access token, redeemed anew every 10 minutes (tokens live 15).
+ */
+function commerceTokens(f: { stack: Stack; user: { apiKey: string | undefined } }): () => Promise<string> {
+  let current: { token: string; at: number } | undefined;
+  return async () => {
+    if (current !== undefined && Date.now() - current.at < 600_000) return current.token;
+    const request = await authorizeRequest(f);
+    const base = f.stack.proxyUrl;
+    const approved = await fetch(`${base}/oauth/authorize`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${f.user.apiKey ?? ''}` },
+      body: JSON.stringify(request),
+    });
+    const code = ((await approved.json()) as { code?: string }).code;
+    const redeemed = await fetch(`${base}/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        grant_type: 'authorization_code',
+        code: code ?? '',
+        redirect_uri: 'https://c.example/cb',
+        client_id: request.client_id,
+        code_verifier: VERIFIER,
+      }),
+    });
+    const token = ((await redeemed.json()) as { access_token?: string }).access_token;
+    if (token === undefined) throw new Error(`commerce token: ${redeemed.status}`);
+    current = { token, at: Date.now() };
+    return token;
   };
 }
 
@@ -600,6 +659,7 @@ export async function endpointFixtures(stack: Stack): Promise<EndpointFixtures &
     sparePermissionHash: spare.permissionHash,
     paymentId: mode.body.paymentId,
     merchantUrl: merchant.url,
+    commerceToken: commerceTokens({ stack, user: subscriber.api }),
     async agentRequest() {
       const r = await seller.api.post(`/protocol/agents/initialize/${agent.agentId}`, {
         accessToken: token.body.accessToken,

@@ -1,7 +1,10 @@
 // A connector as a real one is written: panva's openid-client (a certified OAuth client library) configured from
 // our discovery document, its requests to the issuer sent to the test stack's proxy front door.
+import { SignJWT, decodeJwt, generateKeyPair } from 'jose';
 import * as client from 'openid-client';
 import { type ClientView, createClient } from '../../shared/oauth/clients.js';
+import { type ApiClient, apiClient } from './http.js';
+import { createTokenSigner } from '../../shared/keys/signing-keys.js';
 import type { Stack } from './stack.js';
 
 export const ISSUER = 'http://payroute.test'; // the stack's PUBLIC_URL
@@ -106,11 +109,122 @@ export const refreshForm = (c: Connector, refreshToken: string): Record<string, 
   refresh_token: refreshToken,
 });
 
-/** A user, a connector and an approved authorization request: the start of most flow tests. */
-export async function consented(stack: Stack, extra: Record<string, unknown> = {}) {
-  const u = await stack.user();
+/** A user (a new one unless given), a connector and an approved authorization request: the start of most flow
+ * tests. */
+export async function consented(
+  stack: Stack,
+  extra: Record<string, unknown> = {},
+  user?: Awaited<ReturnType<Stack['user']>>,
+) {
+  const u = user ?? (await stack.user());
   const c = await connector(stack);
   const p = await pkce();
   const { body } = await approve(stack, u.apiKey, authorizeBody(c, p, extra));
   return { u, c, p, code: String(body.code), redirectTo: String(body.redirectTo) };
+}
+
+/** The device grant type of RFC 8628 §3.4. */
+export const DEVICE_GRANT_TYPE = 'urn:ietf:params:oauth:grant-type:device_code';
+
+/** An access token of one of a user's grants, what its claims name, and an API client that presents it. */
+export interface GrantToken {
+  readonly token: string;
+  readonly refreshToken: string;
+  readonly grantId: string;
+  readonly delegationId: string;
+  readonly clientId: string;
+  /** Talks to the stack's proxy ({base_url}) with the access token as its Bearer credential. */
+  readonly api: ApiClient;
+}
+
+function grantToken(stack: Stack, clientId: string, body: Record<string, unknown>): GrantToken {
+  const token = String(body.access_token);
+  const claims = decodeJwt(token);
+  return {
+    token,
+    refreshToken: String(body.refresh_token),
+    grantId: String(claims.grant_id),
+    delegationId: String(claims.delegation_id),
+    clientId,
+    api: apiClient(`${stack.proxyUrl}/api/v1`, token),
+  };
+}
+
+/**
+ * A grant of an existing `user` through the authorization code flow (the user approves with their API key, the
+ * connector redeems the code with its PKCE verifier). `extra` overrides the authorization request's terms
+ * (scope, spending_limit_cents, currency, duration_secs).
+ */
+export async function codeGrant(
+  stack: Stack,
+  user: { apiKey: string },
+  extra: Record<string, unknown> = {},
+  c?: Connector,
+): Promise<GrantToken> {
+  const conn = c ?? (await connector(stack));
+  const p = await pkce();
+  const approved = await approve(stack, user.apiKey, authorizeBody(conn, p, extra));
+  if (approved.status !== 201) throw new Error(`authorize: ${approved.status} ${JSON.stringify(approved.body)}`);
+  const r = await postForm(stack, '/oauth/token', codeForm(conn, String(approved.body.code), p.verifier));
+  if (r.status !== 200) throw new Error(`token: ${r.status} ${JSON.stringify(r.body)}`);
+  return grantToken(stack, conn.registration.clientId, r.body);
+}
+
+/**
+ * A grant of an existing `user` through the device flow (RFC 8628): device authorization with the connector's
+ * terms (`form`: spending_limit_cents, currency, duration_secs as strings), the user's approval with their API key
+ * (POST /oauth/device), then the connector's first poll, which is never too early (no slow_down).
+ */
+export async function deviceGrant(
+  stack: Stack,
+  user: { apiKey: string },
+  form: Record<string, string> = {},
+  c?: Connector,
+): Promise<GrantToken> {
+  const conn = c ?? (await connector(stack));
+  const clientId = conn.registration.clientId;
+  const started = await postForm(stack, '/oauth/device_authorization', {
+    client_id: clientId,
+    scope: 'commerce',
+    ...form,
+  });
+  if (started.status !== 200)
+    throw new Error(`device_authorization: ${started.status} ${JSON.stringify(started.body)}`);
+  const decided = await fetch(`${stack.proxyUrl}/oauth/device`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${user.apiKey}` },
+    body: JSON.stringify({ user_code: started.body.user_code, approve: true }),
+  });
+  if (decided.status !== 204) throw new Error(`device decision: ${decided.status} ${await decided.text()}`);
+  const r = await postForm(stack, '/oauth/token', {
+    grant_type: DEVICE_GRANT_TYPE,
+    client_id: clientId,
+    device_code: String(started.body.device_code),
+  });
+  if (r.status !== 200) throw new Error(`device token: ${r.status} ${JSON.stringify(r.body)}`);
+  return grantToken(stack, clientId, r.body);
+}
+
+/**
+ * Two tokens a resource server must refuse, made from a real one: `expired` (the service's own key, the grant's
+ * own claims, an exp in the past) and `forged` (the same claims and a published kid, signed by a key that is not the
+ * service's).
+ */
+export async function expiredAndForged(stack: Stack, token: string): Promise<{ expired: string; forged: string }> {
+  const claims = decodeJwt(token);
+  const expired = await createTokenSigner(stack.ctx).sign(
+    {
+      client_id: claims.client_id,
+      scope: claims.scope,
+      grant_id: claims.grant_id,
+      delegation_id: claims.delegation_id,
+    },
+    { subject: String(claims.sub), audience: String(claims.aud), ttlSecs: -60, typ: 'at+jwt' },
+  );
+  const { privateKey } = await generateKeyPair('ES256');
+  const jwks = (await (await fetch(`${stack.proxyUrl}/.well-known/jwks.json`)).json()) as { keys: { kid: string }[] };
+  const forged = await new SignJWT({ ...claims })
+    .setProtectedHeader({ alg: 'ES256', typ: 'at+jwt', kid: jwks.keys[0]?.kid ?? 'x' })
+    .sign(privateKey);
+  return { expired, forged };
 }

@@ -27,6 +27,10 @@ export const Delegation = defineEntity({
     planId: p.integer().nullable(),
     apiKeyId: p.string().nullable(),
     providerPaymentMethodId: p.string().nullable(),
+    /** An organization wallet shared with `groupId` that pays instead of the user's own wallet; each spend is
+     * charged to that group's budget in the delegation's currency too. */
+    orgWalletId: p.string().nullable(),
+    groupId: p.string().nullable(),
     expiresAt: p.datetime(),
     revokedAt: p.datetime().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),

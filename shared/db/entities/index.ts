@@ -12,6 +12,19 @@ import {
 } from './oauth.js';
 import { AgentRequest, CreditBurn, CreditHolding, CreditLedger, CreditLot, PlanOrder } from './credits.js';
 import { Agent, AgentPlan, Plan } from './registry.js';
+import {
+  GroupBudget,
+  GroupBudgetTransaction,
+  OrgActivity,
+  OrgGroup,
+  OrgGroupMember,
+  OrgMembership,
+  OrgPaymentMethod,
+  OrgPaymentMethodShare,
+  OrgWallet,
+  OrgWalletShare,
+  Organization,
+} from './organizations.js';
 import { CatalogEntry, RouterPayment } from './router.js';
 import { TokenBalance, TokenLedger } from './token-ledger.js';
 import { X402Permission, X402Settlement } from './x402.js';
@@ -21,6 +34,7 @@ export * from './credits.js';
 export * from './delegations.js';
 export * from './idempotency.js';
 export * from './oauth.js';
+export * from './organizations.js';
 export * from './registry.js';
 export * from './router.js';
 export * from './token-ledger.js';
@@ -56,4 +70,15 @@ export const entities = [
   OAuthDeviceCode,
   OAuthUserCodeAttempts,
   OAuthPageSession,
+  Organization,
+  OrgMembership,
+  OrgGroup,
+  OrgGroupMember,
+  OrgWallet,
+  OrgWalletShare,
+  OrgPaymentMethod,
+  OrgPaymentMethodShare,
+  GroupBudget,
+  GroupBudgetTransaction,
+  OrgActivity,
 ];

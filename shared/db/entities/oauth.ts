@@ -64,8 +64,6 @@ export const OAuthGrant = defineEntity({
     revokedAt: p.datetime().nullable(),
     revokedReason: p.enum(GRANT_REVOKE_REASONS).nullable(),
     createdAt: p.datetime(),
-    /** When a credential of the grant was last used to pay (set by the commerce route). */
-    lastUsedAt: p.datetime().nullable(),
   },
 });
 

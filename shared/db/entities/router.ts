@@ -26,9 +26,14 @@ export const RouterPayment = defineEntity({
   // (userId, authNonce): one payment per EIP-3009 authorization. An MPP challenge fixes its nonce
   // (keccak256(id + realm)), so a second payment of the same challenge could never be collected (the token refuses
   // a used nonce) while the first had already moved the money; x402 nonces are random and never meet.
-  uniques: [{ properties: ['userId', 'requestId'] }, { properties: ['userId', 'authNonce'] }],
+  // (userId, requestScope, requestId): the durable idempotency claim. A requestId names one payment among the
+  // user's API-key calls (scope '') or among one OAuth grant's calls (scope: the grant id), so a connector's
+  // requestIds never collide with the user's own or another connector's.
+  uniques: [{ properties: ['userId', 'requestScope', 'requestId'] }, { properties: ['userId', 'authNonce'] }],
   indexes: [
     { properties: ['userId', 'createdAt'] },
+    // A connector's listing of its own grant's payments.
+    { properties: ['grantId', 'createdAt'] },
     { properties: ['delegationId', 'createdAt'] },
     // The fee sweep's (fee-sweep.ts): only payments whose fee leg waits for an answer are in it, a handful.
     { name: 'router_payment_fee_reserved_index', properties: ['createdAt'], where: "fee_status = 'reserved'" },
@@ -36,7 +41,13 @@ export const RouterPayment = defineEntity({
   properties: {
     id: p.string().primary(),
     userId: p.string(),
-    apiKeyId: p.string(),
+    /** The API key that paid; null for a connector's payment (grantId says which grant). */
+    apiKeyId: p.string().nullable(),
+    /** The OAuth grant (binding) a connector paid through, and its client; null for an API key's payment. */
+    grantId: p.string().nullable(),
+    clientId: p.string().nullable(),
+    /** '' for the user's API keys, the grant id for a connector: the idempotency scope of `requestId`. */
+    requestScope: p.string().default(''),
     requestId: p.string().nullable(),
     delegationId: p.string(),
     /** credential (mode A), route (mode B), proxy (streaming). */

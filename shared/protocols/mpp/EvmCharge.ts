@@ -61,6 +61,8 @@ export interface MppChooseOptions {
   readonly allowedRecipients?: readonly string[] | undefined;
   /** The wallet that pays: a challenge paying it is refused (payee.ts); the zero address is refused regardless. */
   readonly payer?: string | undefined;
+  /** When an organization wallet pays: the spending member's own wallet, refused as a payee too (payee.ts). */
+  readonly spender?: string | undefined;
   readonly nowMs?: number | undefined;
   /**
    * Why the field a challenge's `header` parameter names cannot carry the credential, or undefined when it can
@@ -131,7 +133,7 @@ function judge(index: number, challenge: PaymentChallenge, o: MppChooseOptions):
   const amount = BigInt(request.amount);
   if (amount <= 0n || amount > MAX_INT64)
     return reject(ChoiceReason.amountOutOfRange, `amount ${clip(request.amount)}`);
-  const payee = payeeRefusal(request.recipient, o.payer);
+  const payee = payeeRefusal(request.recipient, o.payer, o.spender);
   if (payee !== undefined) return reject(payee.reason, payee.detail);
   if (!recipientAllowed(request.recipient, o.allowedRecipients))
     return reject(ChoiceReason.recipientNotAllowed, `recipient ${request.recipient}`);

@@ -4,11 +4,9 @@
 // decided by the spend module's conditional UPDATE.
 import type { Config } from '../../config/index.js';
 import { type Asset, NETWORKS } from '../assets.js';
-import type { PlanRow } from '../credits/lookup.js';
-import { FIAT_PROVIDERS } from '../delegations/schemas.js';
+import type { PlanRow } from './lookup.js';
 import { atomicToCentsCeil, fromColumn, sum } from '../money.js';
 import { currencyPays, describeRefusal, predictDelegationRefusal } from '../spend/index.js';
-import type { PermissionScheme } from './schemas.js';
 
 export interface PlanPrice {
   readonly atomic: bigint;
@@ -38,11 +36,7 @@ export function planPrice(plan: PlanRow, environment: Config['ENVIRONMENT']): Pl
   return { atomic, cents: atomicToCentsCeil(atomic), asset, payees };
 }
 
-/** Which delegation providers may back a permission of each scheme. */
-export function providerFitsScheme(provider: string, scheme: PermissionScheme): boolean {
-  const fiat = (FIAT_PROVIDERS as readonly string[]).includes(provider);
-  return scheme === 'svc:card-delegation' ? fiat : provider === 'erc4337';
-}
+const sameAddress = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
 
 export interface DelegationSnapshot {
   readonly id: string;
@@ -54,18 +48,31 @@ export interface DelegationSnapshot {
   readonly planId?: number | null | undefined;
   readonly allowedRecipients?: readonly string[] | null | undefined;
   readonly expiresAt: Date;
+  readonly orgWalletId?: string | null | undefined;
 }
 
 export type Fundability = { type: 'fundable' } | { type: 'unfundable'; reason: string };
 
-export function delegationCanPay(d: DelegationSnapshot, plan: PlanRow, price: PlanPrice, now: Date): Fundability {
+/**
+ * `spender`: the wallet of the delegation's owner, to whom the credits go. An organization wallet never pays a plan
+ * whose receivers include it: that would move the organization's money to the member spending it.
+ */
+export function delegationCanPay(
+  d: DelegationSnapshot,
+  plan: PlanRow,
+  price: PlanPrice,
+  now: Date,
+  spender: string,
+): Fundability {
   // The state first (revoked, expired), the cap last: the charge's own conditions, predicted from the snapshot.
   const state = predictDelegationRefusal(d, 0n, now);
   if (state !== undefined) return { type: 'unfundable', reason: describeRefusal('delegation', state) };
   if (d.planId != null && d.planId !== plan.id)
     return { type: 'unfundable', reason: 'the delegation is restricted to another plan' };
+  if (d.orgWalletId != null && price.payees.some((p) => sameAddress(p.address, spender)))
+    return { type: 'unfundable', reason: "an organization wallet does not pay its member's own wallet" };
   const allowed = d.allowedRecipients;
-  if (allowed != null && price.payees.some((p) => !allowed.some((a) => a.toLowerCase() === p.address.toLowerCase()))) {
+  if (allowed != null && price.payees.some((p) => !allowed.some((a) => sameAddress(a, p.address)))) {
     return { type: 'unfundable', reason: 'a receiver of the plan is not in allowedRecipients of the delegation' };
   }
   if (price.cents > 0n) {

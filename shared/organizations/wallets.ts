@@ -1,0 +1,154 @@
+// Custodial wallets of an organization. An Admin creates one with a fresh key, sealed like users' wallet keys
+// (the plain key never reaches a row, a log line or an answer); Admins see every wallet, a Member those shared
+// with their active groups. A wallet a caller may not see is not found (404), like another organization's.
+import { randomUUID } from 'node:crypto';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { z } from 'zod';
+import { NETWORKS } from '../assets.js';
+import type { ServiceContext } from '../context.js';
+import { OrgWallet, OrgWalletShare, TokenBalance } from '../db/entities/index.js';
+import type { Em } from '../db/orm.js';
+import { AppError } from '../errors/app-error.js';
+import { line } from '../text.js';
+import { type OrgCaller, adminOf, isUuid, memberOf } from './access.js';
+import { recordActivity } from './activity.js';
+import { memberGroupIds } from './member-groups.js';
+
+export const CreateWalletBody = z.strictObject({ label: line(100, { trim: true }).min(1) });
+export type CreateWalletInput = z.output<typeof CreateWalletBody>;
+
+export interface WalletRecord {
+  readonly walletId: string;
+  readonly label: string;
+  readonly address: string;
+  readonly createdAt: Date;
+}
+
+export interface WalletBalance {
+  readonly asset: string;
+  readonly symbol: string;
+  readonly decimals: number;
+  readonly amount: bigint;
+}
+
+interface WalletRow {
+  readonly id: string;
+  readonly label: string;
+  readonly address: string;
+  readonly createdAt: Date;
+}
+
+export const walletRecord = (w: WalletRow): WalletRecord => ({
+  walletId: w.id,
+  label: w.label,
+  address: w.address,
+  createdAt: w.createdAt,
+});
+
+const walletNotFound = (walletId: string) => new AppError('BCK.ORG.0005', `wallet ${walletId} not found`);
+
+/**
+ * A wallet of the caller's organization that the caller may see: any for an Admin, for a Member one shared with
+ * one of their active groups. 404 BCK.ORG.0005 otherwise, whichever organization it belongs to.
+ */
+export async function walletIn(em: Em, org: OrgCaller, walletId: string) {
+  const w = isUuid(walletId) ? await em.findOne(OrgWallet, { id: walletId, orgId: org.orgId }) : null;
+  if (w === null) throw walletNotFound(walletId);
+  if (org.role === 'Admin') return w;
+  const groups = await memberGroupIds(em, org);
+  const shared =
+    groups.length > 0 && (await em.count(OrgWalletShare, { walletId, orgId: org.orgId, groupId: { $in: groups } })) > 0;
+  if (!shared) throw walletNotFound(walletId);
+  return w;
+}
+
+/** Creates a custodial wallet (Admin only) and records `wallet.created` in the same transaction. */
+export async function createWallet(
+  ctx: ServiceContext,
+  userId: string,
+  orgId: string,
+  input: CreateWalletInput,
+): Promise<WalletRecord> {
+  const org = await adminOf(ctx, userId, orgId);
+  const key = generatePrivateKey();
+  const row = {
+    id: randomUUID(),
+    orgId: org.orgId,
+    label: input.label,
+    address: privateKeyToAccount(key).address,
+    walletKeyEnc: ctx.box.seal(key),
+    createdAt: ctx.now(),
+  };
+  // Only inserts in the transaction (no read first): on SQLite the first statement takes the write lock.
+  await ctx.db.em().transactional(async (tx) => {
+    tx.create(OrgWallet, row);
+    recordActivity(
+      tx,
+      {
+        orgId: org.orgId,
+        eventType: 'wallet.created',
+        actorUserId: userId,
+        subjectType: 'wallet',
+        subjectId: row.id,
+        details: { label: row.label, address: row.address },
+      },
+      row.createdAt,
+    );
+  });
+  return walletRecord(row);
+}
+
+/** Every wallet for an Admin; for a Member the wallets shared with their active groups. Oldest first. */
+export async function listWallets(ctx: ServiceContext, userId: string, orgId: string): Promise<WalletRecord[]> {
+  const org = await memberOf(ctx, userId, orgId);
+  const em = ctx.db.em();
+  const order = { orderBy: { createdAt: 'asc', id: 'asc' } } as const;
+  if (org.role === 'Admin') return (await em.find(OrgWallet, { orgId: org.orgId }, order)).map(walletRecord);
+  const groups = await memberGroupIds(em, org);
+  if (groups.length === 0) return [];
+  const shares = await em.find(OrgWalletShare, { orgId: org.orgId, groupId: { $in: groups } });
+  if (shares.length === 0) return [];
+  const ids = [...new Set(shares.map((s) => s.walletId))];
+  return (await em.find(OrgWallet, { orgId: org.orgId, id: { $in: ids } }, order)).map(walletRecord);
+}
+
+/** The wallet's balance of each asset the environment knows (0 for one it never held), read off the ledger. */
+export async function walletBalances(
+  ctx: ServiceContext,
+  userId: string,
+  orgId: string,
+  walletId: string,
+): Promise<{ wallet: WalletRecord; balances: WalletBalance[] }> {
+  const org = await memberOf(ctx, userId, orgId);
+  const em = ctx.db.em();
+  const w = await walletIn(em, org, walletId);
+  const assets = NETWORKS[ctx.config.ENVIRONMENT].assets;
+  const rows = await em.find(TokenBalance, { address: w.address, asset: { $in: assets.map((a) => a.address) } });
+  const held = new Map(rows.map((r) => [r.asset, r.balance]));
+  return {
+    wallet: walletRecord(w),
+    balances: assets.map((a) => ({
+      asset: a.address,
+      symbol: a.symbol,
+      decimals: a.decimals,
+      amount: held.get(a.address) ?? 0n,
+    })),
+  };
+}
+
+const PRIVATE_KEY = /^0x[0-9a-f]{64}$/;
+const isPrivateKey = (s: string): s is `0x${string}` => PRIVATE_KEY.test(s);
+
+/**
+ * Opens the sealed key of an organization wallet, for signing (the router). Callers authorize first; the key is
+ * never logged nor returned to a client. 404 BCK.ORG.0005 for an unknown wallet.
+ */
+export async function orgWalletKeyOf(ctx: ServiceContext, walletId: string): Promise<`0x${string}`> {
+  const w = isUuid(walletId) ? await ctx.db.em().findOne(OrgWallet, { id: walletId }) : null;
+  if (w === null) throw walletNotFound(walletId);
+  const key = ctx.box.open(w.walletKeyEnc);
+  // A key that does not open to a private key is a corrupt row or a wrong SECRETS_KEY: an internal error, and
+  // its text stays out of the message.
+  if (!isPrivateKey(key)) throw new Error(`the key of wallet ${walletId} is not a private key`);
+  return key;
+}
