@@ -13,6 +13,9 @@
 //                     merchant: the credential check is the only difference                     (target >= 0.95x)
 //   6. commerce-free  the same two routes to the free upstream (the probe's answer is relayed: no payment, no
 //                     database write), so the credential check is a far larger share of each call (target >= 0.95x)
+//   7. org    POST /api/v1/router/route through a delegation paying from an organization wallet (share, group and
+//             membership checked and locked, the group budget charged before the cap) vs the same member's route
+//             through a delegation paying from their own wallet, same paid merchant             (target >= 0.9x)
 //
 // Everything targets 127.0.0.1, every loop is bounded in time and count, and the run stops by itself. Each
 // counterpart runs in its own process (loadtest/servers.ts) so no side shares an event loop with the load
@@ -20,7 +23,7 @@
 // say where the time goes.
 //
 // Knobs (environment): BENCH_SECONDS (measured seconds per side of a scenario, default 20), BENCH_ONLY
-// (comma list of relay,paid,commerce,commerce-free,mint,rss), BENCH_DB (sqlite | postgresql, default sqlite),
+// (comma list of relay,paid,commerce,commerce-free,org,mint,rss), BENCH_DB (sqlite | postgresql, default sqlite),
 // BENCH_RSS_REQUESTS (default 200000), BENCH_RSS_MAX_SECONDS (default 120), BENCH_RELAY_CONNECTIONS (default 32),
 // BENCH_PAID_CONCURRENCY (default 16; the commerce scenario's too), BENCH_COMMERCE_FREE_CONCURRENCY (default 32),
 // BENCH_MINT_CONCURRENCY (default 16), BENCH_ROUNDS (A B B A rounds per scenario, default 3), BENCH_JSON (write
@@ -43,6 +46,7 @@ import { faucet } from '../shared/settlement/token-ledger.js';
 import type { DbKind } from '../test/support/databases.js';
 import { MERCHANT_V2, assetOf } from '../test/support/merchants/fixtures.js';
 import { approve, authorizeBody, codeForm, connector, pkce, postForm } from '../test/support/oauth.js';
+import { createGroupBudget, createOrgDelegation, orgSpendingWorld } from '../test/support/org-spending.js';
 import { type Stack, startStack } from '../test/support/stack.js';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
@@ -68,7 +72,7 @@ const MINT_CONCURRENCY = num('BENCH_MINT_CONCURRENCY', 16, 1, 256);
 const COMMERCE_FREE_CONCURRENCY = num('BENCH_COMMERCE_FREE_CONCURRENCY', 32, 1, 256);
 const DB: DbKind = process.env.BENCH_DB === 'postgresql' ? 'postgresql' : 'sqlite';
 const ONLY = new Set(
-  (process.env.BENCH_ONLY ?? 'relay,paid,commerce,commerce-free,mint,rss').split(',').map((s) => s.trim()),
+  (process.env.BENCH_ONLY ?? 'relay,paid,commerce,commerce-free,org,mint,rss').split(',').map((s) => s.trim()),
 );
 /** Hard ceiling of the whole run: whatever happens, children are killed and the process exits. */
 const WATCHDOG_MS = 12 * 60_000;
@@ -425,6 +429,18 @@ interface World {
   baselineKey: `0x${string}`;
   /** A commerce access token of the same user (its grant's own erc4337 delegation), when a commerce scenario runs. */
   commerceToken: string | undefined;
+  /** A member of an organization with two delegations, when the org scenario runs. */
+  org: OrgBench | undefined;
+}
+
+interface OrgBench {
+  apiKey: string;
+  /** Pays from the member's own (funded) wallet. */
+  ownDelegationId: string;
+  /** Pays from the organization wallet shared with the member's group, charged to the group's budget. */
+  orgDelegationId: string;
+  /** The wallets the merchant's chain must hold funds for. */
+  payers: string[];
 }
 
 /** The relay requests of loadtest/k6/relay.ts: GET and a small JSON POST, each with a fresh X-Router-Request-Id. */
@@ -582,6 +598,81 @@ async function scenarioPaid(w: World, pids: Pids): Promise<void> {
  * a fresh requestId per call on both. `paid`: the @x402/express merchant, each call paid and settled; `free`: the
  * free upstream, each answer relayed unpaid (no payment, no database write), where the credential check weighs most.
  */
+/** One POST route of the router as a bench side: its path, the bearer it presents, and its body's own fields. */
+interface RouteSide {
+  readonly path: string;
+  readonly bearer: string;
+  readonly fields: Record<string, string>;
+  /** What the row says this side is. */
+  readonly label: string;
+}
+
+/**
+ * Two router routes to the same upstream, the same number of calls in flight, A B B A rounds: the baseline side and
+ * the router side differ only in what the scenario says. Every answer is checked (a paid call must have settled).
+ */
+async function compareRoutes(
+  w: World,
+  pids: Pids,
+  o: { scenario: string; paid: boolean; concurrency: number; base: RouteSide; router: RouteSide; target: number },
+): Promise<void> {
+  const pool = new Pool(w.stack.proxyUrl, { connections: o.concurrency, keepAliveTimeout: 60_000 });
+  const url = o.paid ? `${w.merchant.url}/paid` : `${w.upstream.url}/free`;
+  const runId = randomUUID().slice(0, 8);
+  let n = 0;
+  const call = async (side: RouteSide): Promise<void> => {
+    n += 1;
+    const res = await pool.request({
+      path: side.path,
+      method: 'POST',
+      headers: { authorization: `Bearer ${side.bearer}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ requestId: `${o.scenario}-${runId}-${n}`, ...side.fields, url, method: 'GET' }),
+    });
+    const text = await res.body.text();
+    if (res.statusCode !== 200) throw new Error(`${side.path} ${res.statusCode}: ${text.slice(0, 300)}`);
+    const body = JSON.parse(text) as { status: number; paid: boolean; payment?: { status: string } };
+    const expected = o.paid ? body.paid && body.payment?.status === 'Settled' : !body.paid;
+    if (body.status !== 200 || !expected) throw new Error(`${side.path} answered ${text.slice(0, 300)}`);
+  };
+  const viaBase = () => call(o.base);
+  const viaRouter = () => call(o.router);
+  try {
+    // One call each first: a refusal (a grant, a cap, a budget, a declaration) stops here, not as a 0x ratio.
+    await viaBase();
+    await viaRouter();
+    const { base, router } = await abba(
+      async (s) => {
+        await closedLoop(s, o.concurrency, viaBase);
+        await closedLoop(s, o.concurrency, viaRouter);
+      },
+      {
+        base: async (s) => {
+          const { value, cpu } = await withCpu(pids, () => closedLoop(s, o.concurrency, viaBase));
+          value.cpu = cpu;
+          return value;
+        },
+        router: async (s) => {
+          const { value, cpu } = await withCpu(pids, () => closedLoop(s, o.concurrency, viaRouter));
+          value.cpu = cpu;
+          return value;
+        },
+      },
+    );
+    const upstream = o.paid ? 'paid merchant' : 'free upstream';
+    record({
+      scenario: o.scenario,
+      baseline: `${o.base.label} (${upstream})`,
+      router: `${o.router.label} (${upstream})`,
+      base,
+      routerSide: router,
+      target: o.target,
+      unit: o.paid ? 'paid calls/s' : 'calls/s',
+    });
+  } finally {
+    await pool.close();
+  }
+}
+
 async function scenarioCommerce(w: World, pids: Pids, variant: 'paid' | 'free'): Promise<void> {
   const token = w.commerceToken;
   if (token === undefined) throw new Error('no commerce token');
@@ -592,62 +683,55 @@ async function scenarioCommerce(w: World, pids: Pids, variant: 'paid' | 'free'):
     `${scenario}: POST /api/v1/router/commerce/route (OAuth access token) vs POST /api/v1/router/route (API key), ` +
       `${concurrency} in flight, same ${paid ? 'paid @x402/express v2 merchant' : 'free upstream'}`,
   );
-  const pool = new Pool(w.stack.proxyUrl, { connections: concurrency, keepAliveTimeout: 60_000 });
-  const url = paid ? `${w.merchant.url}/paid` : `${w.upstream.url}/free`;
-  const runId = randomUUID().slice(0, 8);
-  let n = 0;
+  await compareRoutes(w, pids, {
+    scenario,
+    paid,
+    concurrency,
+    target: 0.95,
+    base: {
+      path: '/api/v1/router/route',
+      bearer: w.apiKey,
+      fields: { delegationId: w.delegationId },
+      label: "POST /api/v1/router/route with the user's API key",
+    },
+    router: {
+      path: '/api/v1/router/commerce/route',
+      bearer: token,
+      fields: {},
+      label: 'POST /api/v1/router/commerce/route with a commerce access token',
+    },
+  });
+}
 
-  const call = async (path: string, bearer: string, fields: Record<string, string>): Promise<void> => {
-    n += 1;
-    const res = await pool.request({
-      path,
-      method: 'POST',
-      headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ requestId: `${scenario}-${runId}-${n}`, ...fields, url, method: 'GET' }),
-    });
-    const text = await res.body.text();
-    if (res.statusCode !== 200) throw new Error(`${path} ${res.statusCode}: ${text.slice(0, 300)}`);
-    const body = JSON.parse(text) as { status: number; paid: boolean; payment?: { status: string } };
-    const expected = paid ? body.paid && body.payment?.status === 'Settled' : !body.paid;
-    if (body.status !== 200 || !expected) throw new Error(`${path} answered ${text.slice(0, 300)}`);
-  };
-  const viaKey = () => call('/api/v1/router/route', w.apiKey, { delegationId: w.delegationId });
-  const viaToken = () => call('/api/v1/router/commerce/route', token, {});
-
-  try {
-    // One call each first: a refusal (the grant, the cap, the route's declaration) stops here, not as a 0x ratio.
-    await viaKey();
-    await viaToken();
-    const { base, router } = await abba(
-      async (s) => {
-        await closedLoop(s, concurrency, viaKey);
-        await closedLoop(s, concurrency, viaToken);
-      },
-      {
-        base: async (s) => {
-          const { value, cpu } = await withCpu(pids, () => closedLoop(s, concurrency, viaKey));
-          value.cpu = cpu;
-          return value;
-        },
-        router: async (s) => {
-          const { value, cpu } = await withCpu(pids, () => closedLoop(s, concurrency, viaToken));
-          value.cpu = cpu;
-          return value;
-        },
-      },
-    );
-    record({
-      scenario,
-      baseline: `POST /api/v1/router/route with the user's API key (${paid ? 'paid merchant' : 'free upstream'})`,
-      router: `POST /api/v1/router/commerce/route with a commerce access token (${paid ? 'paid merchant' : 'free upstream'})`,
-      base,
-      routerSide: router,
-      target: 0.95,
-      unit: paid ? 'paid calls/s' : 'calls/s',
-    });
-  } finally {
-    await pool.close();
-  }
+/**
+ * org: a member's paid route through a delegation paying from an organization wallet (the share, group and
+ * membership checked and locked, the group budget charged before the cap, one more journal row) vs the same
+ * member's route through a delegation paying from their own wallet.
+ */
+async function scenarioOrg(w: World, pids: Pids): Promise<void> {
+  const org = w.org;
+  if (org === undefined) throw new Error('no organization world');
+  log(
+    `org: POST /api/v1/router/route through an organization-wallet delegation vs through the member's own-wallet delegation, ${PAID_CONCURRENCY} in flight, same paid @x402/express v2 merchant`,
+  );
+  await compareRoutes(w, pids, {
+    scenario: 'org',
+    paid: true,
+    concurrency: PAID_CONCURRENCY,
+    target: 0.9,
+    base: {
+      path: '/api/v1/router/route',
+      bearer: org.apiKey,
+      fields: { delegationId: org.ownDelegationId },
+      label: "POST /api/v1/router/route, a member's own-wallet delegation",
+    },
+    router: {
+      path: '/api/v1/router/route',
+      bearer: org.apiKey,
+      fields: { delegationId: org.orgDelegationId },
+      label: 'POST /api/v1/router/route, the same member through an organization wallet and group budget',
+    },
+  });
 }
 
 async function scenarioMint(w: World, pids: Pids): Promise<void> {
@@ -826,6 +910,36 @@ async function commerceToken(stack: Stack, apiKey: string): Promise<string> {
   return t.body.access_token;
 }
 
+/**
+ * A member of an organization (tests' org-spending world: the organization, its group, a wallet shared with it, all
+ * funded) with a group budget and a delegation paying from the organization wallet, and a delegation paying from
+ * their own funded wallet. Limits far above what a run spends: neither the budget nor a cap refuses mid-run.
+ */
+async function orgBench(stack: Stack): Promise<OrgBench> {
+  const world = await orgSpendingWorld(stack, undefined, { members: 1, funds: 10n ** 15n });
+  const member = world.members[0]?.user;
+  if (member === undefined) throw new Error('no member');
+  await faucet(stack.ctx, member.walletAddress, USDC.address, 10n ** 15n);
+  await createGroupBudget(world.admin, world.orgId, world.groupId, 100_000_000_000, { currency: 'usdc' });
+  const orgDelegationId = await createOrgDelegation(member, world.walletId, 100_000_000_000, {
+    currency: 'usdc',
+    durationSecs: 86_400,
+  });
+  const own = await member.api.post<{ delegationId: string }>('/delegation/create', {
+    provider: 'erc4337',
+    spendingLimitCents: 100_000_000_000,
+    durationSecs: 86_400,
+    currency: 'usdc',
+  });
+  if (own.status !== 201) throw new Error(`delegation/create ${own.status}: ${own.text}`);
+  return {
+    apiKey: member.apiKey,
+    ownDelegationId: own.body.delegationId,
+    orgDelegationId,
+    payers: [member.walletAddress, world.address],
+  };
+}
+
 async function setup(): Promise<{ w: World; pids: Pids }> {
   const stack = await startStack(DB, {
     ROUTER_ALLOW_PRIVATE_TARGETS: 'true',
@@ -845,10 +959,15 @@ async function setup(): Promise<{ w: World; pids: Pids }> {
     // Fund the buyer in the sandbox ledger (the router backs each authorization with it).
     await faucet(stack.ctx, user.walletAddress, USDC.address, 10n ** 15n);
     const baselineKey = generatePrivateKey();
+    const org = ONLY.has('org') ? await orgBench(stack) : undefined;
     const upstream = await startChild('upstream');
     const passthrough = await startChild('passthrough', { BENCH_UPSTREAM_URL: upstream.url });
     const merchant = await startChild('merchant', {
-      BENCH_MINT: JSON.stringify([user.walletAddress, privateKeyToAccount(baselineKey).address]),
+      BENCH_MINT: JSON.stringify([
+        user.walletAddress,
+        privateKeyToAccount(baselineKey).address,
+        ...(org?.payers ?? []),
+      ]),
     });
     const w: World = {
       stack,
@@ -861,6 +980,7 @@ async function setup(): Promise<{ w: World; pids: Pids }> {
       baselineKey,
       commerceToken:
         ONLY.has('commerce') || ONLY.has('commerce-free') ? await commerceToken(stack, user.apiKey) : undefined,
+      org,
     };
     const pids: Pids = {
       bench: process.pid,
@@ -939,6 +1059,7 @@ async function main(): Promise<void> {
     if (ONLY.has('paid')) await scenarioPaid(w, pids);
     if (ONLY.has('commerce')) await scenarioCommerce(w, pids, 'paid');
     if (ONLY.has('commerce-free')) await scenarioCommerce(w, pids, 'free');
+    if (ONLY.has('org')) await scenarioOrg(w, pids);
     if (ONLY.has('mint')) await scenarioMint(w, pids);
     if (ONLY.has('rss')) await scenarioRss(w);
   } finally {
