@@ -9,7 +9,9 @@ import { ensureSigningKey } from '../shared/keys/signing-keys.js';
 import { startIdempotencyPurge } from '../shared/idempotency/store.js';
 import { createLogger } from '../shared/log.js';
 import { startOAuthPurge } from '../shared/oauth/purge.js';
+import { startReconciler } from '../shared/router/chain-reconciler.js';
 import { startFeeSweep } from '../shared/router/fee-sweep.js';
+import { createSettlement } from '../shared/settlement/backend.js';
 import { onShutdown } from '../shared/shutdown.js';
 import { buildAdminApp } from './app.js';
 
@@ -22,6 +24,9 @@ const stopCheckpointer = startCheckpointer(ctx.db, log);
 const stopFeeSweep = startFeeSweep(ctx, log, config.ROUTER_FEE_SWEEP_AFTER_SECS);
 const stopIdempotencyPurge = startIdempotencyPurge(ctx, log);
 const stopOAuthPurge = startOAuthPurge(ctx, log);
+// The rpc backend: the chain decides what was paid (Settled / Expired); the admin process asks it.
+const settlement = createSettlement(ctx);
+const stopReconciler = settlement.chain === undefined ? () => {} : startReconciler(ctx, settlement.chain, log);
 const { app } = buildAdminApp(ctx);
 const server = createServer(
   { connectionsCheckingInterval: connectionsCheckingIntervalMs(config.HEADERS_TIMEOUT_MS) },
@@ -46,6 +51,7 @@ onShutdown(log, async () => {
   stopFeeSweep();
   stopIdempotencyPurge();
   stopOAuthPurge();
+  stopReconciler();
   await new Promise<void>((resolve) => server.close(() => resolve()));
   server.closeAllConnections();
   await ctx.db.close();

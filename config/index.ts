@@ -123,6 +123,29 @@ export const ConfigSchema = z
     /** Age after which the admin process releases a mode B fee leg still reserved (its paid call's recording never
      *  happened: a database error, a stop mid-call). Longer than any paid call can last. Default 1 h, at least 10 min. */
     ROUTER_FEE_SWEEP_AFTER_SECS: whole.pipe(z.number().int().min(600)).default(3600),
+    // --- Settlement (docs/architecture.md, "Settlement backends") ---
+    /** `ledger`: the internal token ledger (a wallet is funded by the sandbox faucet; nothing touches a chain). `rpc`:
+     *  balances are read from the token contracts on chain, payments reserve against them, and orders and fee legs are
+     *  submitted on chain by the operator wallet. Default ledger in sandbox, rpc in live (where the faucet cannot
+     *  exist, so the ledger could never pay). */
+    SETTLEMENT_BACKEND: z.enum(['ledger', 'rpc']).optional(),
+    /** JSON-RPC endpoint of Base Sepolia (chain 84532, the sandbox network), for SETTLEMENT_BACKEND=rpc. Operator
+     *  configuration only: no caller ever supplies a chain URL. */
+    RPC_URL_84532: z.url({ protocol: /^https?$/ }).optional(),
+    /** JSON-RPC endpoint of Base (chain 8453, the live network), for SETTLEMENT_BACKEND=rpc. */
+    RPC_URL_8453: z.url({ protocol: /^https?$/ }).optional(),
+    /** How long an on-chain balance read is used before it is read again (a payment reserves against it minus what is
+     *  authorized and unsettled). Money sent away from a wallet outside payroute is noticed within this. Default 2 s. */
+    CHAIN_BALANCE_TTL_MS: whole.pipe(z.number().int().min(0).max(60_000)).default(2000),
+    /** Time allowed for one JSON-RPC request; reads are retried with backoff. Default 10 s. */
+    CHAIN_RPC_TIMEOUT_MS: whole.pipe(z.number().int().min(100).max(120_000)).default(10_000),
+    /** Time allowed for a submitted transaction (an order, a fee leg) to be mined; past it the order is refused and
+     *  nothing is credited (the transaction may still be mined later: its authorization is then spent and seen by
+     *  the reconciler). Default 60 s. */
+    CHAIN_CONFIRM_TIMEOUT_MS: whole.pipe(z.number().int().min(1000).max(600_000)).default(60_000),
+    /** How often the admin process reconciles unsettled payments with the chain (used -> Settled, unused after
+     *  validBefore -> Expired and their caps released) and collects fee legs. Default 5 s. */
+    CHAIN_RECONCILE_INTERVAL_MS: whole.pipe(z.number().int().min(100).max(3_600_000)).default(5000),
     /** Upstream connect timeout. Default 10 s. */
     ROUTER_CONNECT_TIMEOUT_MS: whole.pipe(z.number().int().positive()).default(10_000),
     /** Upstream response-headers timeout. Default 30 s. */
@@ -134,6 +157,18 @@ export const ConfigSchema = z
     // Run even when other keys are wrong, so every problem is reported at once (zod skips refinements otherwise).
     when: () => true,
   })
+  .refine(
+    (c) => {
+      const backend = c.SETTLEMENT_BACKEND ?? (c.ENVIRONMENT === 'live' ? 'rpc' : 'ledger');
+      if (backend !== 'rpc') return true;
+      return (c.ENVIRONMENT === 'live' ? c.RPC_URL_8453 : c.RPC_URL_84532) !== undefined;
+    },
+    {
+      path: ['SETTLEMENT_BACKEND'],
+      message: "rpc needs the JSON-RPC URL of the environment's chain (RPC_URL_84532 in sandbox, RPC_URL_8453 in live)",
+      when: () => true,
+    },
+  )
   // The sweep must not release a fee leg whose paid call may still be relaying its answer: longer than the whole
   // exchange can last (connect, then ROUTER_STREAM_MAX_MS), with a minute to spare.
   .refine(
@@ -158,6 +193,8 @@ export type Config = RawConfig & {
   webAppUrl: string;
   dataDir: string;
   database: { kind: 'sqlite'; path: string } | { kind: 'postgresql'; url: string };
+  /** SETTLEMENT_BACKEND, or its environment's default. */
+  settlement: { backend: 'ledger' } | { backend: 'rpc'; rpcUrl: string };
 };
 
 export class ConfigError extends Error {
@@ -193,11 +230,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       : url.startsWith('sqlite:')
         ? { kind: 'sqlite', path: resolve(url.slice('sqlite:'.length)) }
         : { kind: 'postgresql', url };
+  const rpcUrl = c.ENVIRONMENT === 'live' ? c.RPC_URL_8453 : c.RPC_URL_84532;
+  const backend = c.SETTLEMENT_BACKEND ?? (c.ENVIRONMENT === 'live' ? 'rpc' : 'ledger');
+  // The refinement above guarantees the URL when the backend is rpc.
+  const settlement: Config['settlement'] =
+    backend === 'rpc' && rpcUrl !== undefined ? { backend: 'rpc', rpcUrl } : { backend: 'ledger' };
   const publicUrl = (c.PUBLIC_URL ?? `http://${urlHost(c.HOST)}:${c.PROXY_PORT}`).replace(/\/$/, '');
   return {
     ...c,
     dataDir,
     database,
+    settlement,
     adminUrl: c.ADMIN_URL ?? `http://${urlHost(c.HOST)}:${c.ADMIN_PORT}`,
     publicUrl,
     webAppUrl: c.WEB_APP_URL?.replace(/\/$/, '') ?? publicUrl,

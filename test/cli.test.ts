@@ -297,8 +297,39 @@ for (const kind of DB_KINDS) {
     t.is(await balanceOf(context(), getAddress(ok), usdcOf('sandbox').address), 0n, 'nothing was credited');
   });
 
+  register(
+    title('wallets balance reads the ledger; wallets address names the operator wallet; a bad address is refused'),
+    async (t) => {
+      const wallet = (await setupUser('wallets')).walletAddress;
+      await runCli(['faucet', '--address', wallet, '--amount', '7'], env);
+      const r = await runCli(['wallets', 'balance', '--address', wallet.toLowerCase()], env);
+      exactlyOneJsonObject(t, r);
+      t.is(r.code, 0, r.stderr);
+      const usdc = usdcOf('sandbox').address;
+      const eurc = NETWORKS.sandbox.assets.find((a) => a.symbol === 'EURC')?.address ?? '';
+      t.deepEqual(r.json, {
+        address: wallet,
+        backend: 'ledger',
+        network: 'eip155:84532',
+        balances: [
+          { symbol: 'USDC', asset: usdc, balance: '7' },
+          { symbol: 'EURC', asset: eurc, balance: '0' },
+        ],
+      });
+      const o = await runCli(['wallets', 'address'], env);
+      t.is(o.code, 0, o.stderr);
+      t.deepEqual(Object.keys(o.json).sort(), ['address', 'backend', 'network']);
+      t.regex(String(o.json.address), /^0x[0-9a-fA-F]{40}$/);
+      t.is(o.json.backend, 'ledger');
+      const bad = await runCli(['wallets', 'balance', '--address', 'nope'], env);
+      refused(t, bad);
+      t.regex(String(bad.json.message), /--address/);
+    },
+  );
+
   register(title('the live environment issues live keys and refuses the faucet'), async (t) => {
-    const live = { ...env, ENVIRONMENT: 'live' };
+    // live settles on chain by default; creating a user and refusing the faucet never reads it.
+    const live = { ...env, ENVIRONMENT: 'live', RPC_URL_8453: 'http://127.0.0.1:9' };
     const user = await runCli(['users', 'create', '--email', email('live')], live);
     t.is(user.code, 0, user.stderr);
     t.regex(user.json.apiKey, /^live:/);

@@ -141,13 +141,42 @@ test('several bad keys are reported all at once, each naming its key', (t) => {
   t.regex(err?.message ?? '', /invalid configuration:\n {2}- ADMIN_PORT .*\n {2}- LOG_LEVEL /);
 });
 
+const LIVE_RPC = { RPC_URL_8453: 'https://base-rpc.example' };
+
 test('live requires SECRETS_KEY (reported alongside other problems); a short key is refused anywhere', (t) => {
-  t.deepEqual(problemsOf({ ENVIRONMENT: 'live' }), ['SECRETS_KEY is required when ENVIRONMENT=live']);
-  const withOthers = problemsOf({ ENVIRONMENT: 'live', ADMIN_PORT: 'abc' });
+  t.deepEqual(problemsOf({ ENVIRONMENT: 'live', ...LIVE_RPC }), ['SECRETS_KEY is required when ENVIRONMENT=live']);
+  const withOthers = problemsOf({ ENVIRONMENT: 'live', ADMIN_PORT: 'abc', ...LIVE_RPC });
   t.is(withOthers.length, 2);
   t.true(withOthers.includes('SECRETS_KEY is required when ENVIRONMENT=live'));
-  t.is(problemsOf({ ENVIRONMENT: 'live', SECRETS_KEY: 'x'.repeat(32) }).length, 0);
+  t.is(problemsOf({ ENVIRONMENT: 'live', SECRETS_KEY: 'x'.repeat(32), ...LIVE_RPC }).length, 0);
   t.regex(problemsOf({ SECRETS_KEY: 'x'.repeat(31) }).join(), /SECRETS_KEY must be at least 32 characters/);
+});
+
+test('settlement backend: ledger in sandbox, rpc in live; rpc needs the chain of its environment', (t) => {
+  const RPC_PROBLEM =
+    "SETTLEMENT_BACKEND rpc needs the JSON-RPC URL of the environment's chain (RPC_URL_84532 in sandbox, RPC_URL_8453 in live)";
+  t.deepEqual(loadConfig({}).settlement, { backend: 'ledger' });
+  const key = { SECRETS_KEY: 'x'.repeat(32) };
+  t.deepEqual(loadConfig({ ENVIRONMENT: 'live', ...key, ...LIVE_RPC }).settlement, {
+    backend: 'rpc',
+    rpcUrl: 'https://base-rpc.example',
+  });
+  // live pays on chain by default: without its RPC URL it does not start (the ledger could never be funded there).
+  t.deepEqual(problemsOf({ ENVIRONMENT: 'live', ...key }), [RPC_PROBLEM]);
+  // The sandbox's URL does not serve live, nor live's the sandbox.
+  t.deepEqual(problemsOf({ ENVIRONMENT: 'live', ...key, RPC_URL_84532: 'http://127.0.0.1:8545' }), [RPC_PROBLEM]);
+  t.deepEqual(problemsOf({ SETTLEMENT_BACKEND: 'rpc', ...LIVE_RPC }), [RPC_PROBLEM]);
+  t.deepEqual(loadConfig({ SETTLEMENT_BACKEND: 'rpc', RPC_URL_84532: 'http://127.0.0.1:8545' }).settlement, {
+    backend: 'rpc',
+    rpcUrl: 'http://127.0.0.1:8545',
+  });
+  // An operator may keep live on the ledger explicitly (e.g. a staging copy), and nothing else is accepted.
+  t.deepEqual(loadConfig({ ENVIRONMENT: 'live', ...key, SETTLEMENT_BACKEND: 'ledger' }).settlement, {
+    backend: 'ledger',
+  });
+  t.regex(problemsOf({ SETTLEMENT_BACKEND: 'chain' }).join(), /SETTLEMENT_BACKEND/);
+  t.regex(problemsOf({ RPC_URL_84532: 'ftp://node.example' }).join(), /RPC_URL_84532/);
+  t.regex(problemsOf({ CHAIN_BALANCE_TTL_MS: '1e3' }).join(), /CHAIN_BALANCE_TTL_MS/);
 });
 
 test('every configuration key is documented in .env.example and in the README', (t) => {

@@ -106,7 +106,12 @@ forEachDb(
 );
 
 test('live names its own network; WEB_APP_URL must be http(s)', (t) => {
-  const live = loadConfig({ ENVIRONMENT: 'live', SECRETS_KEY: 'x'.repeat(32), PUBLIC_URL: 'https://pay.example' });
+  const live = loadConfig({
+    ENVIRONMENT: 'live',
+    SECRETS_KEY: 'x'.repeat(32),
+    PUBLIC_URL: 'https://pay.example',
+    RPC_URL_8453: 'https://base-rpc.example',
+  });
   t.is(
     authorizationServerMetadata(live).authorization_endpoint,
     'https://pay.example/oauth/authorize?network=eip155%3A8453',

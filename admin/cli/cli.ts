@@ -14,12 +14,15 @@ import { PositiveAmount, toWire } from '../../shared/money.js';
 import { createClient, disableClient, listClients, updateClient } from '../../shared/oauth/clients.js';
 import { addCatalogEntry, listCatalog } from '../../shared/router/catalog.js';
 import { faucet } from '../../shared/settlement/token-ledger.js';
+import { operatorWalletReport, walletBalances } from '../../shared/settlement/wallet-report.js';
 
 const USAGE = `usage: npm run cli -- <command>
   users create --email E
   keys create --user USER_ID
   keys revoke --key-id KEY_ID
-  faucet --address ADDRESS --amount ATOMIC [--asset TOKEN_ADDRESS]   (sandbox only)
+  faucet --address ADDRESS --amount ATOMIC [--asset TOKEN_ADDRESS]   (sandbox ledger only)
+  wallets balance --address ADDRESS   (on chain with SETTLEMENT_BACKEND=rpc, with what is reserved)
+  wallets address                     (the operator wallet, which pays the gas with rpc)
   catalog add --slug SLUG --url UPSTREAM_BASE_URL
   catalog list
   oauth-clients create --name N --redirect-uri U [--redirect-uri U2 ...] [--verified] [--account-level]
@@ -75,9 +78,20 @@ const commands: Record<string, Handler> = {
   'oauth-clients update': (ctx, o, [clientId]) => updateClient(ctx, clientId ?? '', clientFields(o)),
   'oauth-clients disable': (ctx, _o, [clientId]) => disableClient(ctx, clientId ?? ''),
   migrate: async () => ({ migrated: true }),
+  'wallets balance': (ctx, o) => {
+    const address = z.object({ a: EvmAddress }).safeParse({ a: need(o, 'address') });
+    if (!address.success) throw new AppError('BCK.HTTP.0400', '--address must be an EVM address');
+    return walletBalances(ctx, address.data.a);
+  },
+  'wallets address': (ctx) => operatorWalletReport(ctx),
   faucet: async (ctx, o) => {
     if (ctx.config.ENVIRONMENT !== 'sandbox')
       throw new AppError('BCK.HTTP.0400', 'the faucet exists only in the sandbox');
+    if (ctx.config.settlement.backend !== 'ledger')
+      throw new AppError(
+        'BCK.HTTP.0400',
+        'the faucet funds the internal ledger: with SETTLEMENT_BACKEND=rpc, fund the wallet on chain',
+      );
     const address = z.object({ a: EvmAddress }).safeParse({ a: need(o, 'address') });
     if (!address.success) throw new AppError('BCK.HTTP.0400', '--address must be an EVM address');
     const amount = PositiveAmount.safeParse(need(o, 'amount'));

@@ -82,7 +82,7 @@ export function paymentRoutes(table: RouteTable, services: RouterServices): void
     const id = params.id ?? '';
     if (!/^[0-9a-f-]{36}$/.test(id)) throw new AppError('BCK.ROUTER.0004', 'payment not found');
     facts.paymentId = id;
-    sendJson(res, 200, await recordSettled(services.ctx, caller.userId, id, body.txHash));
+    sendJson(res, 200, await recordSettled(services.ctx, services.settlement.chain, caller.userId, id, body.txHash));
   });
 
   table.add('GET', '/api/v1/router/payments', API_KEY_OR_COMMERCE, async ({ res, target, caller }) => {

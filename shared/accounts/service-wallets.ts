@@ -22,3 +22,9 @@ export async function ensureOperatorWallet(ctx: ServiceContext): Promise<string>
   const row = await ctx.db.em().findOneOrFail(ServiceWallet, { name: 'operator' });
   return row.address;
 }
+
+/** The operator wallet's key: it pays the gas of what payroute submits on chain (orders, fee legs). */
+export async function operatorKeyOf(ctx: ServiceContext): Promise<`0x${string}`> {
+  const row = await ctx.db.em().findOneOrFail(ServiceWallet, { name: 'operator' });
+  return ctx.box.open(row.keyEnc) as `0x${string}`;
+}

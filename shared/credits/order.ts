@@ -109,9 +109,19 @@ export function assertPurchasable(plan: PlanRow): void {
   }
 }
 
+/**
+ * With SETTLEMENT_BACKEND=rpc a wallet's money is on chain, and this release pays plans from a wallet only in the
+ * internal ledger: a wallet order is refused (409 BCK.CHAIN.0002) rather than paid from a ledger balance that is
+ * not the wallet's. A card (an account_access connector) still pays, and a free plan needs no payment.
+ */
+export const WALLET_ORDERS_OFF_CHAIN =
+  'plans are paid from a wallet in the internal ledger only; this service settles on chain (SETTLEMENT_BACKEND=rpc)';
+
 export async function orderPlan(ctx: ServiceContext, caller: ActingUser, rawPlanId: string): Promise<OrderResult> {
   const plan = await planOr404(ctx.db.em(), rawPlanId);
   assertPurchasable(plan);
+  if (ctx.config.settlement.backend === 'rpc' && plan.amounts.some((a) => fromColumn(a) > 0n))
+    throw new AppError('BCK.CHAIN.0002', WALLET_ORDERS_OFF_CHAIN, { planId: String(plan.id) });
   const now = ctx.now();
   try {
     return await ctx.db.em().transactional(async (tx) => {

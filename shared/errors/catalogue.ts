@@ -183,6 +183,40 @@ export const catalogue = {
     'The merchant names a token with an EIP-712 name or version other than the known one; a signature under it would be rejected.',
   ),
 
+  'BCK.ROUTER.0014': entry(
+    409,
+    'conflict',
+    'The transaction is not on chain',
+    'Check txHash: no mined transaction has it (a transaction still pending is not found either; report it once it is mined).',
+  ),
+  'BCK.ROUTER.0015': entry(
+    409,
+    'conflict',
+    'The transaction reverted',
+    'A reverted transaction moved nothing; report the transaction that settled the payment.',
+  ),
+  'BCK.ROUTER.0016': entry(
+    409,
+    'conflict',
+    "The transaction did not use this payment's authorization",
+    "Report the transaction whose AuthorizationUsed event names this payment's payer and nonce on the payment's token.",
+  ),
+
+  // The chain (SETTLEMENT_BACKEND=rpc)
+  'BCK.CHAIN.0001': entry(
+    503,
+    'integration',
+    'The chain could not be read',
+    'The JSON-RPC endpoint (RPC_URL_<chainId>) did not answer in time or answered an error; nothing was paid or written. Retry.',
+    true,
+  ),
+  'BCK.CHAIN.0002': entry(
+    409,
+    'conflict',
+    'Plans cannot be paid from a wallet on chain',
+    'This service settles on chain (SETTLEMENT_BACKEND=rpc), where a plan is paid by card through an account_access connector; wallets pay merchants through the router.',
+  ),
+
   // Idempotency-Key on money-moving POSTs (README "Idempotent requests"; Stripe's semantics)
   // OAuth (the numbering of the hosted service's connectors, kept so they work unchanged)
   'BCK.OAUTH.0007': entry(

@@ -11,7 +11,10 @@ import { AppError } from '../errors/app-error.js';
 import { keyBytes } from '../protocols/eip3009.js';
 import { payeeRefusal } from '../protocols/payee.js';
 import { type PaymentChoice, type SignedPayment, preparePayment } from '../protocols/payment.js';
-import { InsufficientFunds, type Movement, applyMovements } from '../settlement/token-ledger.js';
+import type { PaymentLegs } from '../settlement/backend.js';
+import { ChainUnavailable } from '../settlement/chain/client.js';
+import { chainUnavailableError } from '../settlement/chain/errors.js';
+import { InsufficientFunds } from '../settlement/token-ledger.js';
 import { SpendRefused, currencyPays, delegationAccount, reserveIn, spendRefusalError } from '../spend/index.js';
 import type { RouterServices } from './services.js';
 import type { ClaimHandle } from './idempotency.js';
@@ -66,8 +69,8 @@ function legOf(choice: PaymentChoice) {
 
 /**
  * Steps 6-7 as ONE transaction: the payment row (the durable claim, unique (user, requestId)), the cap charge on
- * the delegation, and in the ledger backend the buyer's conditional debit backing the merchant leg (and mode A's
- * fee leg). Anything refused rolls all of it back, so the claim is given back and the requestId may be retried.
+ * the delegation, and the settlement backend's backing of the legs: in the ledger, the buyer's conditional debit
+ * of the merchant leg (and mode A's fee leg); on chain, their reservation against the buyer's balance. Anything refused rolls all of it back, so the claim is given back and the requestId may be retried.
  * The signature needs nothing from the database, so it is made first and dropped unsent if the write is refused.
  */
 export async function issuePayment(services: RouterServices, req: PayRequest): Promise<IssuedPayment> {
@@ -118,30 +121,24 @@ export async function issuePayment(services: RouterServices, req: PayRequest): P
     txHash: null,
     failureReason: null,
     authNonce: unsigned.authorization.nonce,
+    feeTxHash: null,
   };
+  // Before signing and outside the transaction: with the rpc backend this may read the buyer's balance on chain.
+  await services.settlement.prepare(buyer, leg.asset.address).catch((err: unknown) => {
+    throw err instanceof ChainUnavailable ? chainUnavailableError(err) : err;
+  });
   const key = keyBytes(await req.payer.key());
   const signed = unsigned.finish(bytesToHex(await services.signer.sign(unsigned.typed, key)));
 
-  // The ledger backend: the authorization is backed by the buyer's balance, so the merchant leg moves now.
-  const movements: Movement[] = [
-    {
-      from: buyer,
-      to: leg.recipient,
-      asset: leg.asset.address,
-      amount: leg.amount,
-      kind: 'router',
-      reference: paymentId,
-    },
-  ];
-  if (feeNow)
-    movements.push({
-      from: buyer,
-      to: services.feeRecipient,
-      asset: leg.asset.address,
-      amount: fees.feeAmount,
-      kind: 'router_fee',
-      reference: paymentId,
-    });
+  // The settlement backend backs the authorization: the ledger moves the merchant leg now, the chain reserves it.
+  const legs: PaymentLegs = {
+    paymentId,
+    buyer,
+    asset: leg.asset.address,
+    merchant: { recipient: leg.recipient, amount: leg.amount },
+    authorization: { nonce: unsigned.authorization.nonce, validBefore: unsigned.authorization.validBefore },
+    fee: fees.feeAmount > 0n ? { recipient: services.feeRecipient, amount: fees.feeAmount, now: feeNow } : undefined,
+  };
   const now = ctx.now();
   const delegationCharge = {
     account: delegationAccount(req.delegation.id, req.principal.userId),
@@ -169,7 +166,7 @@ export async function issuePayment(services: RouterServices, req: PayRequest): P
         // The caps are charged before the balance: a charge they could not take anyway is a 0003. A refusal
         // (SpendRefused) or a short wallet (InsufficientFunds) leaves the transaction and rolls it back.
         await reserveIn(tx, { charges, reference: paymentId, description }, now);
-        await applyMovements(tx, movements, now);
+        await services.settlement.backPaymentIn(tx, legs, now);
       },
       { serializeOn: buyer },
     ); // the buyer's balance and delegation rows: every payment of theirs locks them
@@ -226,18 +223,9 @@ async function resolveFeeLegIn(
     );
   }
   if (!(await resolveFeeIn(tx, row.id, 'settled', now))) return false;
-  await applyMovements(
+  await services.settlement.settleFeeIn(
     tx,
-    [
-      {
-        from: buyer,
-        to: services.feeRecipient,
-        asset: row.asset,
-        amount: fees.feeAmount,
-        kind: 'router_fee',
-        reference: row.id,
-      },
-    ],
+    { paymentId: row.id, buyer, asset: row.asset, recipient: services.feeRecipient, amount: fees.feeAmount },
     now,
   );
   return true;

@@ -2,10 +2,14 @@
 import type { InferEntity } from '@mikro-orm/core';
 import type { ServiceContext } from '../context.js';
 import { raw } from '@mikro-orm/sql';
-import { type FeeStatus, type PaymentStatus, RouterPayment } from '../db/entities/index.js';
+import type { Hex } from 'viem';
+import { ChainReservation, type FeeStatus, type PaymentStatus, RouterPayment } from '../db/entities/index.js';
 import type { SqlTx } from '../db/sql.js';
 import { AppError } from '../errors/app-error.js';
 import { groupBudgetOfDelegationIn } from '../organizations/spending.js';
+import { ChainUnavailable, type ChainClient } from '../settlement/chain/client.js';
+import { chainUnavailableError } from '../settlement/chain/errors.js';
+import { feeReservationId, markSpentIn, releaseReservationIn } from '../settlement/chain/reservations.js';
 import { type Charge, delegationAccount, releaseIn } from '../spend/index.js';
 import { type PaymentRecord, paymentRecord } from './payment-record.js';
 import type { PaymentOwner } from './principal.js';
@@ -140,15 +144,27 @@ export async function releaseFeeLegIn(
   now: Date,
 ): Promise<boolean> {
   if (!(await resolveFeeIn(tx, leg.paymentId, 'released', now))) return false;
-  if (leg.feeCents > 0n) {
-    // A payment from an organization wallet charged its group's budget with the cap: the fee goes back to both
-    // (the budget's only within the period the charge fell in).
-    const budget = await groupBudgetOfDelegationIn(tx, leg.delegationId);
-    const charges: Charge[] = [{ account: delegationAccount(leg.delegationId, leg.userId), amountCents: leg.feeCents }];
-    if (budget !== undefined) charges.push({ account: budget, amountCents: leg.feeCents });
-    await releaseIn(tx, { charges, reference: leg.paymentId, description: leg.description }, now);
-  }
+  // The rpc backend reserved the leg against the buyer's on-chain funds: they are free again (no-op on the ledger).
+  await releaseReservationIn(tx, feeReservationId(leg.paymentId), now);
+  await giveBackCapIn(tx, { ...leg, cents: leg.feeCents }, now);
   return true;
+}
+
+/**
+ * Gives `cents` of a payment's cap charge back to its delegation, inside the caller's transaction. A payment from an
+ * organization wallet charged its group's budget with the cap too: the budget gets them back as well (only within
+ * the period the charge fell in). The caller makes it happen once (a status it moved).
+ */
+export async function giveBackCapIn(
+  tx: SqlTx,
+  back: { paymentId: string; delegationId: string; userId: string; cents: bigint; description: string },
+  now: Date,
+): Promise<void> {
+  if (back.cents <= 0n) return;
+  const budget = await groupBudgetOfDelegationIn(tx, back.delegationId);
+  const charges: Charge[] = [{ account: delegationAccount(back.delegationId, back.userId), amountCents: back.cents }];
+  if (budget !== undefined) charges.push({ account: budget, amountCents: back.cents });
+  await releaseIn(tx, { charges, reference: back.paymentId, description: back.description }, now);
 }
 
 export async function setPaymentStatus(
@@ -201,9 +217,15 @@ export function duplicateError(paymentId: string): AppError {
   );
 }
 
-/** POST /router/payments/{id}/settled: records the on-chain transaction of a minted payment. */
+/**
+ * POST /router/payments/{id}/settled: records the on-chain transaction of a minted payment. With the rpc backend
+ * (`chain`) the transaction is checked first: it must be mined (409 BCK.ROUTER.0014), have succeeded (0015) and have
+ * used this payment's authorization, i.e. emitted the payment token's AuthorizationUsed for its payer and nonce
+ * (0016). With the ledger backend there is no chain to ask, and the caller's word is recorded.
+ */
 export async function recordSettled(
   ctx: ServiceContext,
+  chain: ChainClient | undefined,
   userId: string,
   paymentId: string,
   txHash: string,
@@ -215,7 +237,16 @@ export async function recordSettled(
   const sameHash = (r: { status: string; txHash?: string | null | undefined }) =>
     r.status === 'Settled' && r.txHash?.toLowerCase() === hash;
   if (sameHash(row)) return paymentRecord(row); // same hash again: no-op
-  if (!(await setPaymentStatus(ctx, paymentId, ['Issued'], { status: 'Settled', txHash: hash }))) {
+  const spentIn = chain === undefined ? undefined : await checkSettlingTransaction(ctx, chain, row, hash);
+  const moved = await ctx.db.sql.transaction(
+    async (tx) => {
+      // The reservation is spent in the transaction's block (the reconciler would have found the same).
+      if (spentIn !== undefined) await markSpentIn(tx, row.id, { block: spentIn, txHash: hash }, ctx.now());
+      return updatePaymentIn(tx, row.id, 'Issued', { status: 'Settled', txHash: hash, failureReason: null }, ctx.now());
+    },
+    { serializeOn: row.id },
+  );
+  if (!moved) {
     // Lost a race (another /settled, or the paid call's outcome): read what won; the same hash is still a no-op.
     const now = await ctx.db.em().findOneOrFail(RouterPayment, { id: paymentId });
     if (sameHash(now)) return paymentRecord(now);
@@ -225,6 +256,33 @@ export async function recordSettled(
     );
   }
   return paymentRecord(await ctx.db.em().findOneOrFail(RouterPayment, { id: paymentId }));
+}
+
+/** The block of the transaction `hash` if it settled this payment on chain; else the 409 saying why not. */
+async function checkSettlingTransaction(
+  ctx: ServiceContext,
+  chain: ChainClient,
+  row: { id: string; asset: string; authNonce?: string | null | undefined },
+  hash: string,
+): Promise<bigint> {
+  if (!/^0x[0-9a-f]{64}$/.test(hash)) throw new AppError('BCK.ROUTER.0014', `no transaction has the hash ${hash}`);
+  const mined = await chain.minedTransaction(hash as Hex).catch((err: unknown) => {
+    throw err instanceof ChainUnavailable ? chainUnavailableError(err) : err;
+  });
+  if (mined === undefined) throw new AppError('BCK.ROUTER.0014', `transaction ${hash} is not mined on chain`);
+  if (mined.status !== 'success') throw new AppError('BCK.ROUTER.0015', `transaction ${hash} reverted`);
+  // The payer is the reservation's wallet (a payment written under the ledger backend has none: nonce and token decide).
+  const reservation = await ctx.db.em().findOne(ChainReservation, { id: row.id }, { fields: ['address'] });
+  const nonce = row.authNonce?.toLowerCase();
+  const used = mined.authorizations.some(
+    (a) =>
+      a.token.toLowerCase() === row.asset.toLowerCase() &&
+      a.nonce.toLowerCase() === nonce &&
+      (reservation === null || a.authorizer.toLowerCase() === reservation.address.toLowerCase()),
+  );
+  if (!used)
+    throw new AppError('BCK.ROUTER.0016', `transaction ${hash} did not use the authorization of payment ${row.id}`);
+  return mined.blockNumber;
 }
 
 export interface PaymentQuery {

@@ -1,6 +1,7 @@
 // The payment router's services and caches, built once per proxy process and handed to every router call.
 import type { ServiceContext } from '../context.js';
 import type { DigestSigner } from '../protocols/digest-signer.js';
+import type { Settlement } from '../settlement/backend.js';
 import type { Upstream } from '../upstream/index.js';
 import type { ClaimStore } from './claims.js';
 import type { ConcurrencyLimiter } from './concurrency.js';
@@ -26,4 +27,6 @@ export interface RouterServices {
   readonly signer: DigestSigner;
   /** Delegations read at most a second ago, for early refusal (delegation-snapshot.ts). */
   readonly delegations: DelegationSnapshots;
+  /** What backs a payment: the internal token ledger, or the chain (SETTLEMENT_BACKEND). */
+  readonly settlement: Settlement;
 }

@@ -14,6 +14,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Config } from '../../config/index.js';
 import { PaymentFailed, payPlanByCardIn } from '../credits/card-order.js';
+import { WALLET_ORDERS_OFF_CHAIN } from '../credits/order.js';
 import type { PlanRow } from '../credits/lookup.js';
 import { buyPlanIn, walletShortError } from '../credits/order.js';
 import { Delegation } from '../db/entities/index.js';
@@ -51,7 +52,7 @@ export async function orderAgainstDelegationIn(
   { tx, dialect, now }: OrderTx,
   permission: PermissionRow,
   plan: PlanRow,
-  environment: Config['ENVIRONMENT'],
+  config: Pick<Config, 'ENVIRONMENT' | 'settlement'>,
   cards: CardProcessor,
   /** The same for every repeat of this purchase: the card processor's idempotency key. */
   purchaseKey: string,
@@ -60,7 +61,7 @@ export async function orderAgainstDelegationIn(
     return { type: 'refused', reason: 'the permission names no delegation', released: false };
   const delegation = await tx.findOne(Delegation, { id: permission.delegationId, userId: permission.userId });
   if (delegation === null) return { type: 'refused', reason: 'delegation not found', released: false };
-  const price = planPrice(plan, environment);
+  const price = planPrice(plan, config.ENVIRONMENT);
   const fundable = delegationCanPay(delegation, plan, price, now, permission.ownerAddress);
   if (fundable.type === 'unfundable') return { type: 'refused', reason: fundable.reason, released: false };
   const sql = emSql(tx, dialect);
@@ -102,6 +103,7 @@ export async function orderAgainstDelegationIn(
       const buyer = { userId: permission.userId, walletAddress: permission.ownerAddress };
       await payPlanByCardIn(tx, sql, cards, { buyer, delegation, plan, price, orderId, purchaseKey, now });
     } else {
+      if (config.settlement.backend === 'rpc' && price.atomic > 0n) throw new PaymentFailed(WALLET_ORDERS_OFF_CHAIN);
       await payFromWallet(tx, dialect, permission, payer.address, plan, orderId, now);
     }
     return { type: 'ordered', orderId };

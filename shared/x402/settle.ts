@@ -136,7 +136,7 @@ async function attempt(ctx: ServiceContext, a: AttemptInput): Promise<Attempt> {
             { tx, dialect, now },
             permission,
             plan,
-            ctx.config.ENVIRONMENT,
+            ctx.config,
             a.order.cards,
             `x402-settle:${permission.permissionHash}:${input.agentRequestId}`,
           );

@@ -5,6 +5,7 @@ import { buildAdminApp } from '../../admin/app.js';
 import { buildRouterRoutes } from '../../proxy/routes/index.js';
 import type { ServiceContext } from '../../shared/context.js';
 import { createDigestSigner } from '../../shared/protocols/digest-signer.js';
+import { createSettlement } from '../../shared/settlement/backend.js';
 import { createClaimStore } from '../../shared/router/claims.js';
 import { createConcurrencyLimiter } from '../../shared/router/concurrency.js';
 import { createDelegationSnapshots } from '../../shared/router/delegation-snapshot.js';
@@ -46,6 +47,7 @@ export async function declaredRoutes(ctx: ServiceContext): Promise<Declared[]> {
       walletKeys: createWalletKeyCache(ctx),
       delegations: createDelegationSnapshots(ctx),
       signer,
+      settlement: createSettlement(ctx),
     });
     const proxy = table.routes().map((r) => ({
       process: 'proxy' as const,

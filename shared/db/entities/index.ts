@@ -1,4 +1,5 @@
 import { ApiKey, ServiceWallet, SigningKey, User } from './accounts.js';
+import { ChainBalance, ChainReservation } from './chain.js';
 import { Delegation, DelegationTransaction } from './delegations.js';
 import { IdempotencyKey } from './idempotency.js';
 import {
@@ -30,6 +31,7 @@ import { TokenBalance, TokenLedger } from './token-ledger.js';
 import { X402Permission, X402Settlement } from './x402.js';
 
 export * from './accounts.js';
+export * from './chain.js';
 export * from './credits.js';
 export * from './delegations.js';
 export * from './idempotency.js';
@@ -56,6 +58,8 @@ export const entities = [
   PlanOrder,
   TokenBalance,
   TokenLedger,
+  ChainBalance,
+  ChainReservation,
   Delegation,
   DelegationTransaction,
   X402Permission,

@@ -3,10 +3,12 @@ import { Int64Type } from '../int64-type.js';
 
 /**
  * A payment is written Issued (its issuance transaction) and moves once to Settled (a receipt or /settled) or
- * Failed (the merchant refused the paid call). `Pending` is never written now: an earlier version wrote a claim
+ * Failed (the merchant refused the paid call). With the rpc settlement backend the chain decides in the end: an
+ * authorization used on chain is Settled, one still unused when its validBefore passed is Expired (its cap charge
+ * given back). `Pending` is never written now: an earlier version wrote a claim
  * row first, and one left behind by a crash is read only to be skipped (payments.ts whereOf, fee-sweep.ts).
  */
-export const PAYMENT_STATUSES = ['Issued', 'Settled', 'Failed', 'Pending'] as const;
+export const PAYMENT_STATUSES = ['Issued', 'Settled', 'Failed', 'Pending', 'Expired'] as const;
 export type PaymentStatus = (typeof PAYMENT_STATUSES)[number];
 
 /**
@@ -71,6 +73,8 @@ export const RouterPayment = defineEntity({
     feeStatus: p.enum(FEE_STATUSES),
     resourceUrl: p.text().nullable(),
     txHash: p.string().nullable(),
+    /** rpc settlement backend: the operator's transaction that collected the fee leg on chain. */
+    feeTxHash: p.string().nullable(),
     failureReason: p.text().nullable(),
     /** The signed EIP-3009 authorization's nonce (0x + 64 hex); null on rows written before it was kept. */
     authNonce: p.string().nullable(),

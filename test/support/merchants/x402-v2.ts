@@ -11,13 +11,14 @@ import { ExactEvmScheme as ExactEvmFacilitatorScheme } from '@x402/evm/exact/fac
 import { ExactEvmScheme as ExactEvmServerScheme } from '@x402/evm/exact/server';
 import { paymentMiddleware, x402ResourceServer } from '@x402/express';
 import express from 'express';
-import type { StubChain } from './chain.js';
+import { StubChain } from './chain.js';
 import { type Running, listen } from './listen.js';
 
 export const V2_NETWORK = 'eip155:84532';
 
 export interface X402V2MerchantOptions {
-  readonly chain: StubChain;
+  /** The stub chain, or the signer of a facilitator on a real chain (anvil: test/support/anvil.ts facilitatorSigner). */
+  readonly chain: StubChain | FacilitatorEvmSigner;
   readonly payTo: string;
   /** USDC atomic amount of the paid route. */
   readonly usdcAmount: string;
@@ -33,7 +34,9 @@ export interface X402V2Merchant extends Running {
 export async function startX402V2Merchant(o: X402V2MerchantOptions): Promise<X402V2Merchant> {
   const facilitator = new x402Facilitator().register(
     V2_NETWORK,
-    new ExactEvmFacilitatorScheme(o.chain as unknown as FacilitatorEvmSigner),
+    new ExactEvmFacilitatorScheme(
+      o.chain instanceof StubChain ? (o.chain as unknown as FacilitatorEvmSigner) : o.chain,
+    ),
   );
   const client: FacilitatorClient = {
     verify: (payload, requirements) => facilitator.verify(payload, requirements),

@@ -10,9 +10,10 @@ import { Migration20261124030200_permission_signature_hash } from './Migration20
 import { Migration20261124050000_idempotency_key } from './Migration20261124050000_idempotency_key.js';
 import { Migration20261124060000_status_enums } from './Migration20261124060000_status_enums.js';
 import { Migration20261124070000_oauth_client } from './Migration20261124070000_oauth_client.js';
-import { Migration20261124100000_organizations } from './Migration20261124100000_organizations.js';
 import { Migration20261124080000_oauth_grants } from './Migration20261124080000_oauth_grants.js';
 import { Migration20261124090000_commerce_payments } from './Migration20261124090000_commerce_payments.js';
+import { Migration20261124100000_organizations } from './Migration20261124100000_organizations.js';
+import { Migration20261124110000_chain_settlement } from './Migration20261124110000_chain_settlement.js';
 
 export const postgresqlMigrations: MigrationObject[] = [
   { name: 'Migration20261121233749_initial', class: Migration20261121233749_initial },
@@ -30,4 +31,5 @@ export const postgresqlMigrations: MigrationObject[] = [
   { name: 'Migration20261124080000_oauth_grants', class: Migration20261124080000_oauth_grants },
   { name: 'Migration20261124090000_commerce_payments', class: Migration20261124090000_commerce_payments },
   { name: 'Migration20261124100000_organizations', class: Migration20261124100000_organizations },
+  { name: 'Migration20261124110000_chain_settlement', class: Migration20261124110000_chain_settlement },
 ];

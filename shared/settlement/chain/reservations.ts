@@ -1,0 +1,161 @@
+// The rpc backend's bookkeeping, all in the database so that every process sharing it agrees (no decision rests on
+// one process's memory). The funds a wallet may still authorize are `balance - reserved` of its chain_balance row:
+// `balance` is the token's balanceOf read at block `block`, and `reserved` sums the reservations that read does not
+// reflect yet: `open` ones (authorized, not used on chain) and `spent` ones used in a later block. Each reservation
+// leaves `reserved` exactly once: when a balance read at or after its block counts it (`reflected`), or when it can
+// no longer be used (`released`). Every change locks the chain_balance row first (a conditional UPDATE), so the
+// read of what a balance reflects and the change of `reserved` cannot interleave with another process's.
+import type { SqlTx, SqlValue } from '../../db/sql.js';
+import { int64 } from '../../db/sql.js';
+import { InsufficientFunds } from '../token-ledger.js';
+
+/** The fee leg's reservation of a router payment (the merchant leg's is the payment id itself). */
+export const feeReservationId = (paymentId: string): string => `${paymentId}:fee`;
+
+export interface NewReservation {
+  readonly id: string;
+  readonly address: string;
+  readonly asset: string;
+  readonly amount: bigint;
+  readonly kind: 'router' | 'router_fee';
+  readonly reference: string;
+  readonly authNonce: string | null;
+  readonly validBefore: bigint | null;
+}
+
+/** Takes the chain_balance row's lock (PostgreSQL row lock; SQLite's write lock is held already); false if absent. */
+async function lockBalanceIn(tx: SqlTx, address: string, asset: string): Promise<boolean> {
+  const n = await tx.run('update chain_balance set reserved = reserved where address = ? and asset = ?', [
+    address,
+    asset,
+  ]);
+  return n === 1;
+}
+
+async function balanceBlockIn(tx: SqlTx, address: string, asset: string): Promise<bigint> {
+  const rows = await tx.all('select block from chain_balance where address = ? and asset = ?', [address, asset]);
+  return rows[0] === undefined ? -1n : int64(rows[0].block);
+}
+
+/**
+ * Records a balance read at `block`, unless a read of that block or a later one is recorded already. Reservations
+ * spent at or before `block` are counted by this read, so they leave `reserved` in the same transaction.
+ */
+export async function recordBalanceReadIn(
+  tx: SqlTx,
+  read: { address: string; asset: string; balance: bigint; block: bigint },
+  now: Date,
+): Promise<boolean> {
+  await tx.run(
+    'insert into chain_balance (address, asset, balance, block, reserved, refreshed_at) values (?, ?, 0, -1, 0, ?) on conflict (address, asset) do nothing',
+    [read.address, read.asset, now],
+  );
+  // The lock, and the guard against an older read overwriting a newer one (another process read later but wrote first).
+  const newer = await tx.run(
+    'update chain_balance set refreshed_at = ? where address = ? and asset = ? and block < ?',
+    [now, read.address, read.asset, read.block],
+  );
+  if (newer !== 1) return false;
+  const spent: SqlValue[] = [read.address, read.asset, read.block];
+  const rows = await tx.all(
+    "select coalesce(sum(amount), 0) as total from chain_reservation where address = ? and asset = ? and status = 'spent' and spent_block <= ?",
+    spent,
+  );
+  const reflected = int64(rows[0]?.total ?? 0);
+  if (reflected > 0n) {
+    await tx.run(
+      "update chain_reservation set status = 'reflected', updated_at = ? where address = ? and asset = ? and status = 'spent' and spent_block <= ?",
+      [now, ...spent],
+    );
+  }
+  await tx.run(
+    'update chain_balance set balance = ?, block = ?, reserved = reserved - ? where address = ? and asset = ?',
+    [read.balance, read.block, reflected, read.address, read.asset],
+  );
+  return true;
+}
+
+/**
+ * Reserves `amounts` against the wallet's on-chain funds in the caller's transaction, as ONE conditional UPDATE of
+ * their sum (affected rows checked), then one row per amount. Throws InsufficientFunds (the caller's transaction
+ * then rolls back) when `balance - reserved` is short, or when the balance was never read.
+ */
+export async function reserveIn(tx: SqlTx, legs: readonly NewReservation[], now: Date): Promise<void> {
+  const first = legs[0];
+  if (first === undefined) return;
+  const total = legs.reduce((sum, l) => sum + l.amount, 0n);
+  const n = await tx.run(
+    'update chain_balance set reserved = reserved + ? where address = ? and asset = ? and balance - reserved >= ?',
+    [total, first.address, first.asset, total],
+  );
+  if (n !== 1) throw new InsufficientFunds(first.address, first.asset);
+  const fromBlock = await balanceBlockIn(tx, first.address, first.asset);
+  for (const l of legs) {
+    await tx.run(
+      `insert into chain_reservation (id, address, asset, amount, kind, reference, auth_nonce, valid_before, from_block, status, spent_block, tx_hash, created_at, updated_at)
+       values (?, ?, ?, ?, ?, ?, ?, ?, ?, 'open', null, null, ?, ?)`,
+      [l.id, l.address, l.asset, l.amount, l.kind, l.reference, l.authNonce, l.validBefore, fromBlock, now, now],
+    );
+  }
+}
+
+interface ReservationRef {
+  readonly id: string;
+  readonly address: string;
+  readonly asset: string;
+}
+
+/** An open reservation's wallet and token; undefined if it is not open (or does not exist: the ledger backend). */
+async function openReservationIn(tx: SqlTx, id: string): Promise<ReservationRef | undefined> {
+  const rows = await tx.all("select address, asset from chain_reservation where id = ? and status = 'open'", [id]);
+  const row = rows[0];
+  return row === undefined ? undefined : { id, address: String(row.address), asset: String(row.asset) };
+}
+
+/**
+ * Marks an open reservation used on chain in `block` by `txHash`: it stays in `reserved` until a balance read at or
+ * after that block is recorded (at once if the recorded read is that recent already). False if it was not open.
+ */
+export async function markSpentIn(
+  tx: SqlTx,
+  id: string,
+  use: { block: bigint; txHash: string },
+  now: Date,
+): Promise<boolean> {
+  const r = await openReservationIn(tx, id);
+  if (r === undefined || !(await lockBalanceIn(tx, r.address, r.asset))) return false;
+  const reflected = (await balanceBlockIn(tx, r.address, r.asset)) >= use.block;
+  const n = await tx.run(
+    "update chain_reservation set status = ?, spent_block = ?, tx_hash = ?, updated_at = ? where id = ? and status = 'open'",
+    [reflected ? 'reflected' : 'spent', use.block, use.txHash, now, r.id],
+  );
+  if (n !== 1) return false;
+  if (reflected) await leaveReservedIn(tx, r);
+  return true;
+}
+
+/**
+ * Releases an open reservation that can no longer be used (expired unused, or never signed away). False if it was
+ * not open, or does not exist (the ledger backend keeps none), so callers need not know the backend.
+ */
+export async function releaseReservationIn(tx: SqlTx, id: string, now: Date): Promise<boolean> {
+  const r = await openReservationIn(tx, id);
+  if (r === undefined || !(await lockBalanceIn(tx, r.address, r.asset))) return false;
+  const n = await tx.run(
+    "update chain_reservation set status = 'released', updated_at = ? where id = ? and status = 'open'",
+    [now, r.id],
+  );
+  if (n !== 1) return false;
+  await leaveReservedIn(tx, r);
+  return true;
+}
+
+async function leaveReservedIn(tx: SqlTx, r: ReservationRef): Promise<void> {
+  const rows = await tx.all('select amount from chain_reservation where id = ?', [r.id]);
+  const amount = int64(rows[0]?.amount ?? 0);
+  await tx.run('update chain_balance set reserved = reserved - ? where address = ? and asset = ?', [
+    amount,
+    r.address,
+    r.asset,
+  ]);
+}
