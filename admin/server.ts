@@ -9,11 +9,11 @@ import { ensureSigningKey } from '../shared/keys/signing-keys.js';
 import { startIdempotencyPurge } from '../shared/idempotency/store.js';
 import { createLogger } from '../shared/log.js';
 import { startOAuthPurge } from '../shared/oauth/purge.js';
-import { startReconciler } from '../shared/router/chain-reconciler.js';
 import { startFeeSweep } from '../shared/router/fee-sweep.js';
-import { createSettlement } from '../shared/settlement/backend.js';
+import { settlementOf } from '../shared/settlement/backend.js';
 import { onShutdown } from '../shared/shutdown.js';
 import { buildAdminApp } from './app.js';
+import { startChainJobs } from './chain-jobs.js';
 
 const config = loadConfigOrExit();
 const log = createLogger(config, 'admin');
@@ -25,8 +25,8 @@ const stopFeeSweep = startFeeSweep(ctx, log, config.ROUTER_FEE_SWEEP_AFTER_SECS)
 const stopIdempotencyPurge = startIdempotencyPurge(ctx, log);
 const stopOAuthPurge = startOAuthPurge(ctx, log);
 // The rpc backend: the chain decides what was paid (Settled / Expired); the admin process asks it.
-const settlement = createSettlement(ctx);
-const stopReconciler = settlement.chain === undefined ? () => {} : startReconciler(ctx, settlement.chain, log);
+const settlement = settlementOf(ctx);
+const stopChainJobs = settlement.chain === undefined ? () => {} : startChainJobs(ctx, settlement.chain, log);
 const { app } = buildAdminApp(ctx);
 const server = createServer(
   { connectionsCheckingInterval: connectionsCheckingIntervalMs(config.HEADERS_TIMEOUT_MS) },
@@ -51,7 +51,7 @@ onShutdown(log, async () => {
   stopFeeSweep();
   stopIdempotencyPurge();
   stopOAuthPurge();
-  stopReconciler();
+  stopChainJobs();
   await new Promise<void>((resolve) => server.close(() => resolve()));
   server.closeAllConnections();
   await ctx.db.close();

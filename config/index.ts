@@ -139,12 +139,12 @@ export const ConfigSchema = z
     CHAIN_BALANCE_TTL_MS: whole.pipe(z.number().int().min(0).max(60_000)).default(2000),
     /** Time allowed for one JSON-RPC request; reads are retried with backoff. Default 10 s. */
     CHAIN_RPC_TIMEOUT_MS: whole.pipe(z.number().int().min(100).max(120_000)).default(10_000),
-    /** Time allowed for a submitted transaction (an order, a fee leg) to be mined; past it the order is refused and
-     *  nothing is credited (the transaction may still be mined later: its authorization is then spent and seen by
-     *  the reconciler). Default 60 s. */
+    /** Time an order's request (or a fee collection) waits for its transaction to be mined; past it the order is
+     *  answered 503 with nothing credited, and the admin process finishes it from the chain later (credited if the
+     *  transaction is mined, dropped once its authorizations expired). Default 60 s. */
     CHAIN_CONFIRM_TIMEOUT_MS: whole.pipe(z.number().int().min(1000).max(600_000)).default(60_000),
     /** How often the admin process reconciles unsettled payments with the chain (used -> Settled, unused after
-     *  validBefore -> Expired and their caps released) and collects fee legs. Default 5 s. */
+     *  validBefore -> Expired and their caps released), collects fee legs and finishes unconfirmed orders. Default 5 s. */
     CHAIN_RECONCILE_INTERVAL_MS: whole.pipe(z.number().int().min(100).max(3_600_000)).default(5000),
     /** Upstream connect timeout. Default 10 s. */
     ROUTER_CONNECT_TIMEOUT_MS: whole.pipe(z.number().int().positive()).default(10_000),

@@ -1,7 +1,7 @@
-// Compiles contracts/EIP3009Token.sol with the solc npm package (the compiler as WebAssembly: no native toolchain,
-// nothing downloaded) and writes contracts/EIP3009Token.json, the artifact the tests deploy on anvil
-// (test/support/anvil.ts). `npm run contracts:build` after editing the source; test/chain-token.test.ts recompiles
-// with `compileToken()` and fails when the committed artifact differs, so source and artifact cannot drift.
+// Compiles contracts/EIP3009Token.sol and contracts/Multicall3.sol with the solc npm package (the compiler as
+// WebAssembly: no native toolchain, nothing downloaded) and writes their artifacts (contracts/*.json), which the
+// tests deploy on anvil (test/support/anvil.ts). `npm run contracts:build` after editing a source;
+// test/chain-token.test.ts recompiles both and fails when a committed artifact differs, so they cannot drift.
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -10,8 +10,8 @@ import type { Abi, Hex } from 'viem';
 
 export const SOURCE_PATH = fileURLToPath(new URL('./EIP3009Token.sol', import.meta.url));
 export const ARTIFACT_PATH = fileURLToPath(new URL('./EIP3009Token.json', import.meta.url));
-const CONTRACT = 'EIP3009Token';
-const SOURCE_NAME = 'EIP3009Token.sol';
+/** Multicall3's aggregate3, for orders paying several receivers in one transaction (see the source). */
+export const MULTICALL_ARTIFACT_PATH = fileURLToPath(new URL('./Multicall3.json', import.meta.url));
 
 export interface TokenArtifact {
   readonly contractName: string;
@@ -46,7 +46,17 @@ interface SolcOutput {
 
 /** Compiles the token; throws with the compiler's messages on any error or warning. */
 export function compileToken(): TokenArtifact {
-  const source = readFileSync(SOURCE_PATH, 'utf8');
+  return compileContract('EIP3009Token');
+}
+
+/** Compiles contracts/Multicall3.sol. */
+export function compileMulticall(): TokenArtifact {
+  return compileContract('Multicall3');
+}
+
+function compileContract(CONTRACT: 'EIP3009Token' | 'Multicall3'): TokenArtifact {
+  const SOURCE_NAME = `${CONTRACT}.sol`;
+  const source = readFileSync(fileURLToPath(new URL(`./${SOURCE_NAME}`, import.meta.url)), 'utf8');
   const input = {
     language: 'Solidity',
     sources: { [SOURCE_NAME]: { content: source } },
@@ -96,9 +106,11 @@ export function artifactText(artifact: TokenArtifact): string {
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const artifact = compileToken();
-  writeFileSync(ARTIFACT_PATH, artifactText(artifact));
-  console.log(
-    `wrote ${ARTIFACT_PATH} (${artifact.solcVersion}; runtime ${(artifact.deployedBytecode.length - 2) / 2} bytes)`,
-  );
+  for (const [path, artifact] of [
+    [ARTIFACT_PATH, compileToken()],
+    [MULTICALL_ARTIFACT_PATH, compileMulticall()],
+  ] as const) {
+    writeFileSync(path, artifactText(artifact));
+    console.log(`wrote ${path} (${artifact.solcVersion}; runtime ${(artifact.deployedBytecode.length - 2) / 2} bytes)`);
+  }
 }

@@ -11,7 +11,7 @@ import { createWalletKeyCache } from '../shared/router/wallet-keys.js';
 import { createDigestSigner } from '../shared/protocols/digest-signer.js';
 import { createUpstream } from '../shared/upstream/index.js';
 import { createContext } from '../shared/context.js';
-import { createSettlement } from '../shared/settlement/backend.js';
+import { settlementOf } from '../shared/settlement/backend.js';
 import { clientErrorHandler, connectionsCheckingIntervalMs } from '../shared/errors/client-error.js';
 import { createLogger } from '../shared/log.js';
 import { onShutdown } from '../shared/shutdown.js';
@@ -46,7 +46,7 @@ const routes = buildRouterRoutes({
   walletKeys: createWalletKeyCache(ctx),
   delegations: createDelegationSnapshots(ctx),
   signer,
-  settlement: createSettlement(ctx),
+  settlement: settlementOf(ctx),
 });
 const server = createServer(
   { connectionsCheckingInterval: connectionsCheckingIntervalMs(config.HEADERS_TIMEOUT_MS) },

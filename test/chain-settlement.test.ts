@@ -6,7 +6,11 @@
 import test from 'ava';
 import { type Address, type Hex, getAddress, parseEther } from 'viem';
 import { ensureOperatorWallet } from '../shared/accounts/service-wallets.js';
-import { ChainBalance, ChainReservation, PlanOrder, RouterPayment } from '../shared/db/entities/index.js';
+import { ChainBalance, ChainOrder, ChainReservation, PlanOrder, RouterPayment } from '../shared/db/entities/index.js';
+import { randomNonce, signAuthorization } from '../shared/protocols/eip3009.js';
+import { MULTICALL3 } from '../shared/settlement/chain/client.js';
+import { custodialKeyOf } from '../shared/settlement/chain/custodial-key.js';
+import { privateKeyToAccount } from 'viem/accounts';
 import { decodePaymentRequiredV2 } from '../shared/protocols/x402.js';
 import { collectFeesOnce } from '../shared/router/chain-fee-collector.js';
 import { chainClientOf } from '../shared/settlement/backend.js';
@@ -16,6 +20,7 @@ import {
   type Anvil,
   type DevAccount,
   type TokenHandle,
+  deployMulticall3,
   deploySandboxTokens,
   facilitatorSigner,
   freshAccount,
@@ -26,6 +31,7 @@ import {
 import { runCli } from './support/cli.js';
 import { forEachDb } from './support/matrix.js';
 import { createPlan } from './support/registry-builders.js';
+import { delegation, paymentRequired, permission, seller } from './support/x402.js';
 import { MERCHANT_V2 } from './support/merchants/fixtures.js';
 import { type X402V2Merchant, startX402V2Merchant } from './support/merchants/x402-v2.js';
 import {
@@ -55,6 +61,8 @@ const env: Record<string, string> = {
   CHAIN_RECONCILE_INTERVAL_MS: '200',
   // The shortest window the router allows: the expiry test waits it out on the chain's own clock.
   ROUTER_MAX_AUTH_TTL_SECS: '30',
+  // An order's request waits this long for its transaction (the timeout test leaves one unmined).
+  CHAIN_CONFIRM_TIMEOUT_MS: '1000',
 };
 
 test.serial.before(async () => {
@@ -62,6 +70,7 @@ test.serial.before(async () => {
   env.RPC_URL_84532 = anvil.url;
   const tokens = await deploySandboxTokens(anvil);
   usdc = tokens.USDC;
+  await deployMulticall3(anvil);
   facilitator = await freshAccount(anvil);
   merchant = await startX402V2Merchant({
     chain: facilitatorSigner(anvil, facilitator),
@@ -80,7 +89,13 @@ let n = 0;
 const rid = () => `chain-${Date.now()}-${++n}`;
 
 /** Polls `read` until `done` holds (mining a block each time, so time-based checks see the chain's clock move). */
-async function until<T>(read: () => Promise<T>, done: (v: T) => boolean, what: string, limitMs = 120_000): Promise<T> {
+async function until<T>(
+  read: () => Promise<T>,
+  done: (v: T) => boolean,
+  what: string,
+  limitMs = 120_000,
+  mineBlocks = true,
+): Promise<T> {
   const deadline = Date.now() + limitMs;
   for (;;) {
     const v = await read();
@@ -89,10 +104,12 @@ async function until<T>(read: () => Promise<T>, done: (v: T) => boolean, what: s
       throw new Error(
         `timed out waiting for ${what}: ${JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? x.toString() : x))}`,
       );
-    await mine(anvil);
+    if (mineBlocks) await mine(anvil);
     await new Promise((r) => setTimeout(r, 250));
   }
 }
+
+const chainTimeNow = async () => (await anvil.publicClient.getBlock({ blockTag: 'latest' })).timestamp;
 
 async function v2Accepts(): Promise<Record<string, unknown>[]> {
   const r = await fetch(merchant.url + merchant.paidPath);
@@ -381,17 +398,204 @@ forEachDb(
       }
     });
 
-    test('a plan with a price is not paid from a wallet on chain: 409 BCK.CHAIN.0002, nothing moves or is credited', async (t) => {
+    /** A plan of `amounts` to fresh receivers (atomic USDC), 10 credits. */
+    async function planPaying(amounts: bigint[]) {
       const builder = await stack().user();
-      const plan = await createPlan(builder.api);
+      const receivers = await Promise.all(amounts.map(async () => (await freshAccount(anvil, 0n)).address));
+      const plan = await createPlan(builder.api, {
+        priceConfig: {
+          priceType: 'FIXED_PRICE',
+          tokenAddress: USDC.address,
+          amounts: amounts.map(String),
+          receivers,
+        },
+      });
+      return { planId: plan.planId, receivers };
+    }
+
+    const orderRow = (id: string) => stack().ctx.db.em().findOne(ChainOrder, { id });
+    const credits = async (u: User, planId: string) =>
+      (await u.api.get(`/protocol/plans/${planId}/balance/${u.walletAddress}`)).body.balance as string;
+
+    test('plan orders on chain: one receiver, or several in ONE transaction; credits minted after it succeeded', async (t) => {
+      const operator = getAddress(await ensureOperatorWallet(stack().ctx));
+      for (const amounts of [[1_000_000n], [600_000n, 400_000n, 1n]]) {
+        const { planId, receivers } = await planPaying(amounts);
+        const { u } = await paidUser(5_000_000n);
+        const r = await u.api.post(`/protocol/plans/${planId}/order`);
+        t.is(r.status, 200, r.text);
+        const txId = r.body.txId as Hex;
+        t.regex(txId, /^0x[0-9a-f]{64}$/);
+        t.like(r.body, { planId, creditsGranted: '10', balance: '10' });
+        const total = amounts.reduce((a, b) => a + b, 0n);
+        t.is(r.body.amountPaid, total.toString());
+        const receipt = await anvil.publicClient.getTransactionReceipt({ hash: txId });
+        t.is(receipt.status, 'success');
+        t.is(getAddress(receipt.from), operator, 'the operator sent it and paid the gas');
+        t.is(getAddress(receipt.to ?? '0x'), amounts.length === 1 ? USDC.address : getAddress(MULTICALL3));
+        for (const [k, to] of receivers.entries()) t.is(await usdc.balanceOf(to), amounts[k] ?? -1n);
+        t.is(await usdc.balanceOf(u.walletAddress as Address), 5_000_000n - total);
+        t.is(await credits(u, planId), '10');
+        const order = await stack().ctx.db.em().findOneOrFail(PlanOrder, { id: r.body.orderId });
+        t.is(order.txId, txId);
+        t.is(order.amountPaid, total);
+        t.like(await orderRow(r.body.orderId), { status: 'paid', txHash: txId });
+        const legs = await stack().ctx.db.em().find(ChainReservation, { reference: r.body.orderId });
+        t.is(legs.length, amounts.length);
+        t.true(legs.every((l) => l.status === 'spent' || l.status === 'reflected'));
+      }
+    });
+
+    test('a plan order the wallet cannot cover is 402 BCK.PAYMENT.0001 and sends nothing', async (t) => {
+      const { planId } = await planPaying([1_000_000n]);
+      const { u } = await paidUser(999_999n);
+      const r = await u.api.post(`/protocol/plans/${planId}/order`);
+      t.is(r.status, 402, r.text);
+      t.is(r.body.code, 'BCK.PAYMENT.0001');
+      t.is(await credits(u, planId), '0');
+      t.is(await stack().ctx.db.em().count(ChainOrder, { buyerUserId: u.userId }), 0);
+      t.is((await chainBalance(stack(), u.walletAddress))?.reserved, 0n);
+    });
+
+    test('a plan order whose transfer the chain refuses credits nothing and releases its legs (409 BCK.CHAIN.0004)', async (t) => {
+      const { planId, receivers } = await planPaying([700_000n, 300_000n]);
+      const { u } = await paidUser(1_000_000n);
+      // Money leaves the wallet outside payroute after the balance was read: a transfer signed by the wallet, still
+      // pending when the order is sent (automine off), mined in the same block before it.
+      await anvil.testClient.setAutomine(false);
+      try {
+        const key = await custodialKeyOf(stack().ctx, getAddress(u.walletAddress));
+        const outflow = {
+          from: getAddress(u.walletAddress),
+          to: (await freshAccount(anvil, 0n)).address,
+          value: 500_000n,
+          validAfter: 0n,
+          validBefore: (await chainTimeNow()) + 3600n,
+          nonce: randomNonce(),
+        };
+        const sig = signAuthorization(key, outflow, USDC, anvil.chainId);
+        const relayer = await freshAccount(anvil);
+        const s = stack().ctx.config.settlement;
+        if (s.backend !== 'rpc') throw new Error('not rpc');
+        const pendingOut = chainClientOf(stack().ctx.config, s.rpcUrl).submitTransfers(
+          privateKeyToAccount(relayer.privateKey),
+          [{ token: USDC.address, ...outflow, signature: sig }],
+          60_000,
+        );
+        await until(
+          () => anvil.publicClient.getTransactionCount({ address: relayer.address, blockTag: 'pending' }),
+          (n) => n === 1,
+          'the outflow pending',
+          30_000,
+          false,
+        );
+        const ordering = u.api.post(`/protocol/plans/${planId}/order`);
+        // Either the node's estimate already refuses it, or it is sent and mined after the outflow, and reverts.
+        const operator = getAddress(await ensureOperatorWallet(stack().ctx));
+        const before = await anvil.publicClient.getTransactionCount({ address: operator, blockTag: 'latest' });
+        await until(
+          async () => ({
+            pending: await anvil.publicClient.getTransactionCount({ address: operator, blockTag: 'pending' }),
+            settled: await Promise.race([
+              ordering.then(() => true),
+              new Promise((r) => setTimeout(() => r(false), 50)),
+            ]),
+          }),
+          (x) => x.pending > before || x.settled === true,
+          'the order sent or refused',
+          30_000,
+          false,
+        );
+        await mine(anvil);
+        const r = await ordering;
+        await pendingOut;
+        t.is(r.status, 409, r.text);
+        t.is(r.body.code, 'BCK.CHAIN.0004');
+        t.regex(r.body.details, /nothing was credited/);
+        const orderId = JSON.parse(r.body.params).orderId as string;
+        const row = await orderRow(orderId);
+        t.is(row?.status, 'failed');
+        if (row?.txHash != null) {
+          t.is((await anvil.publicClient.getTransactionReceipt({ hash: row.txHash as Hex })).status, 'reverted');
+        }
+        for (const to of receivers) t.is(await usdc.balanceOf(to), 0n, 'no receiver was paid');
+        t.is(await credits(u, planId), '0');
+        t.is(await stack().ctx.db.em().count(PlanOrder, { id: orderId }), 0);
+        const legs = await stack().ctx.db.em().find(ChainReservation, { reference: orderId });
+        t.deepEqual(
+          legs.map((l) => l.status),
+          ['released', 'released'],
+        );
+      } finally {
+        await anvil.testClient.setAutomine(true);
+      }
+    });
+
+    test('an order not confirmed in time is 503 and credited once the chain has it, by the reconciler', async (t) => {
+      const { planId, receivers } = await planPaying([250_000n]);
+      const { u } = await paidUser(1_000_000n);
+      await anvil.testClient.setAutomine(false);
+      let orderId: string;
+      try {
+        // CHAIN_CONFIRM_TIMEOUT_MS=1000: the request gives up waiting; the transaction stays in the node's pool.
+        const r = await u.api.post(`/protocol/plans/${planId}/order`);
+        t.is(r.status, 503, r.text);
+        t.is(r.body.code, 'BCK.CHAIN.0001');
+        t.regex(r.body.details, /not confirmed/);
+        orderId = JSON.parse(r.body.params).orderId as string;
+        t.is((await orderRow(orderId))?.status, 'submitting');
+        t.is(await credits(u, planId), '0');
+      } finally {
+        await anvil.testClient.setAutomine(true);
+      }
+      await mine(anvil);
+      const paid = await until(
+        () => orderRow(orderId),
+        (o) => o?.status === 'paid',
+        'the order finished by the reconciler',
+      );
+      t.regex(paid?.txHash ?? '', /^0x[0-9a-f]{64}$/);
+      t.is(await usdc.balanceOf(receivers[0] as Address), 250_000n);
+      t.is(await credits(u, planId), '10');
+      const order = await stack().ctx.db.em().findOneOrFail(PlanOrder, { id: orderId });
+      t.is(order.txId, paid?.txHash ?? null);
+    });
+
+    test('an order with an operator out of gas is 503 BCK.CHAIN.0003: nothing paid, nothing credited', async (t) => {
+      const operator = getAddress(await ensureOperatorWallet(stack().ctx));
+      const { planId, receivers } = await planPaying([100_000n]);
+      const { u } = await paidUser(1_000_000n);
+      await fundGas(anvil, operator, 0n);
+      try {
+        const r = await u.api.post(`/protocol/plans/${planId}/order`);
+        t.is(r.status, 503, r.text);
+        t.is(r.body.code, 'BCK.CHAIN.0003');
+        t.regex(r.body.details, /cannot pay the gas/);
+        t.is(await usdc.balanceOf(receivers[0] as Address), 0n);
+        t.is(await credits(u, planId), '0');
+        t.is((await chainBalance(stack(), u.walletAddress))?.reserved, 0n);
+      } finally {
+        await fundGas(anvil, operator, parseEther('10'));
+      }
+    });
+
+    test('an x402 settle does not auto-order from a wallet on chain: 402 BCK.CREDITS.0003 naming why, nothing moves', async (t) => {
+      const s = await seller(stack()); // 1 USDC for 10 credits
       const { u } = await paidUser(5_000_000n);
-      const r = await u.api.post(`/protocol/plans/${plan.planId}/order`);
-      t.is(r.status, 409, r.text);
-      t.is(r.body.code, 'BCK.CHAIN.0002');
+      const d = await delegation(u.api, { provider: 'erc4337', spendingLimitCents: 1000 });
+      const p = await permission(u.api, { planId: s.plan.planId, delegationId: d });
+      const r = await s.user.api.post('/x402/settle', {
+        paymentRequired: paymentRequired({ planId: s.plan.planId }),
+        x402AccessToken: p.x402AccessToken,
+        maxAmount: '2',
+        agentRequestId: rid(),
+      });
+      t.is(r.status, 402, r.text);
+      t.is(r.body.code, 'BCK.CREDITS.0003');
+      t.regex(r.body.details, /does not auto-order on chain/);
       t.is(await usdc.balanceOf(u.walletAddress as Address), 5_000_000n);
-      t.is(await stack().ctx.db.em().count(PlanOrder, { buyerUserId: u.userId }), 0);
-      const balance = await u.api.get(`/protocol/plans/${plan.planId}/balance/${u.walletAddress}`);
-      t.is(balance.body.balance, '0');
+      t.like((await u.api.get(`/delegation/${d}`)).body, { amountSpentCents: '0' });
+      t.is(await credits(u, s.plan.planId), '0');
     });
 
     test('the CLI reads wallets on chain and names the operator wallet with its gas; the faucet is refused', async (t) => {

@@ -31,7 +31,13 @@ import {
   toHex,
 } from 'viem';
 import { privateKeyToAccount, signTypedData } from 'viem/accounts';
-import { ARTIFACT_PATH, artifactText, compileToken } from '../contracts/build.js';
+import {
+  ARTIFACT_PATH,
+  MULTICALL_ARTIFACT_PATH,
+  artifactText,
+  compileMulticall,
+  compileToken,
+} from '../contracts/build.js';
 import { NETWORKS } from '../shared/assets.js';
 import {
   type TransferAuthorization,
@@ -195,10 +201,11 @@ async function parties(token: TokenHandle, amount: bigint) {
 // ---------------------------------------------------------------------------------------------------------------
 // The artifact
 
-test('the committed artifact is exactly what the source compiles to (npm run contracts:build)', (t) => {
+test('the committed artifacts are exactly what the sources compile to (npm run contracts:build)', (t) => {
   const fresh = compileToken();
   t.is(readFileSync(ARTIFACT_PATH, 'utf8'), artifactText(fresh));
   t.regex(fresh.solcVersion, /^0\.8\.37\+/);
+  t.is(readFileSync(MULTICALL_ARTIFACT_PATH, 'utf8'), artifactText(compileMulticall()));
 });
 
 /** name(inputs)->(outputs) of every function in an ABI. */

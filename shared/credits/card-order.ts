@@ -26,7 +26,8 @@ import { type PlanPrice, delegationCanPay, planPrice } from './funding.js';
 import type { PlanRow } from './lookup.js';
 import { planOr404 } from './lookup.js';
 import { creditBalance, mintLot } from './lots.js';
-import { type OrderResult, assertPurchasable } from './order.js';
+import { assertPurchasable } from './order.js';
+import type { OrderResult } from './order-result.js';
 
 /** What failed while paying an order whose cap was reserved: the caller gives the reservation back or rolls back. */
 export class PaymentFailed extends Error {}

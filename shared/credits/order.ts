@@ -13,19 +13,10 @@ import { MAX_INT64, fromColumn, sum, toWire } from '../money.js';
 import { InsufficientFunds, type Movement, applyMovements } from '../settlement/token-ledger.js';
 import type { ActingUser } from '../auth/caller.js';
 import { creditBalance, mintLot } from './lots.js';
+import { type OrderResult, walletShortError } from './order-result.js';
+import { orderPlanOnChain } from './chain-order.js';
+import { settlementOf } from '../settlement/backend.js';
 import { type PlanRow, planOr404 } from './lookup.js';
-
-export interface OrderResult {
-  orderId: string;
-  planId: string;
-  holderAddress: string;
-  creditsGranted: string;
-  amountPaid: string;
-  asset: string;
-  /** Settlement transaction of the payment; null when the plan is free (nothing moved). */
-  txId: string | null;
-  balance: string;
-}
 
 export interface BoughtPlan {
   readonly orderId: string;
@@ -90,16 +81,6 @@ export async function buyPlanIn(
   return { orderId, amountPaid, txId };
 }
 
-/** The refusal of a wallet that cannot pay the plan's price. */
-export function walletShortError(buyer: string, plan: PlanRow): AppError {
-  const amountPaid = sum(plan.amounts.map((a) => fromColumn(a)));
-  return new AppError('BCK.PAYMENT.0001', `wallet ${buyer} holds less than ${amountPaid} of ${plan.tokenAddress}`, {
-    planId: String(plan.id),
-    amount: toWire(amountPaid),
-    asset: plan.tokenAddress,
-  });
-}
-
 /** Interface, listing-flag table: an unlisted plan cannot be purchased, by anyone, however it would be paid. */
 export function assertPurchasable(plan: PlanRow): void {
   if (!plan.listed) {
@@ -109,19 +90,12 @@ export function assertPurchasable(plan: PlanRow): void {
   }
 }
 
-/**
- * With SETTLEMENT_BACKEND=rpc a wallet's money is on chain, and this release pays plans from a wallet only in the
- * internal ledger: a wallet order is refused (409 BCK.CHAIN.0002) rather than paid from a ledger balance that is
- * not the wallet's. A card (an account_access connector) still pays, and a free plan needs no payment.
- */
-export const WALLET_ORDERS_OFF_CHAIN =
-  'plans are paid from a wallet in the internal ledger only; this service settles on chain (SETTLEMENT_BACKEND=rpc)';
-
 export async function orderPlan(ctx: ServiceContext, caller: ActingUser, rawPlanId: string): Promise<OrderResult> {
   const plan = await planOr404(ctx.db.em(), rawPlanId);
   assertPurchasable(plan);
+  // On chain the wallet's money is the token's: the order is paid there (chain-order.ts). A free plan moves nothing.
   if (ctx.config.settlement.backend === 'rpc' && plan.amounts.some((a) => fromColumn(a) > 0n))
-    throw new AppError('BCK.CHAIN.0002', WALLET_ORDERS_OFF_CHAIN, { planId: String(plan.id) });
+    return orderPlanOnChain(ctx, settlementOf(ctx), caller, plan);
   const now = ctx.now();
   try {
     return await ctx.db.em().transactional(async (tx) => {

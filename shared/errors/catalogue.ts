@@ -210,11 +210,18 @@ export const catalogue = {
     'The JSON-RPC endpoint (RPC_URL_<chainId>) did not answer in time or answered an error; nothing was paid or written. Retry.',
     true,
   ),
-  'BCK.CHAIN.0002': entry(
+  'BCK.CHAIN.0003': entry(
+    503,
+    'integration',
+    'The operator wallet cannot pay the gas',
+    "Nothing was paid or credited. The operator funds the operator wallet (npm run cli -- wallets address) with the network's coin; then retry.",
+    true,
+  ),
+  'BCK.CHAIN.0004': entry(
     409,
     'conflict',
-    'Plans cannot be paid from a wallet on chain',
-    'This service settles on chain (SETTLEMENT_BACKEND=rpc), where a plan is paid by card through an account_access connector; wallets pay merchants through the router.',
+    "The order's transfer was refused on chain",
+    'The token refused the transfer (the details say why; e.g. the wallet holds less than the node saw a moment ago); nothing was credited.',
   ),
 
   // Idempotency-Key on money-moving POSTs (README "Idempotent requests"; Stripe's semantics)

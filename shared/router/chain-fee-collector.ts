@@ -112,9 +112,9 @@ export async function collectFeesOnce(ctx: ServiceContext, chain: ChainClient, m
     };
     const signature = signAuthorization(await custodialKeyOf(ctx, fee.buyer), authorization, token, chain.chainId);
     try {
-      const use = await chain.submitTransfer(
+      const use = await chain.submitTransfers(
         operator,
-        { token: fee.asset, ...authorization, signature },
+        [{ token: fee.asset, ...authorization, signature }],
         ctx.config.CHAIN_CONFIRM_TIMEOUT_MS,
       );
       await recordCollected(ctx, fee, use);

@@ -10,11 +10,8 @@ import type { Address, Hex } from 'viem';
 import type { ServiceContext } from '../context.js';
 import type { SqlTx } from '../db/sql.js';
 import { int64 } from '../db/sql.js';
-import type { Logger } from '../log.js';
-import { startPeriodic } from '../periodic.js';
 import type { ChainClient } from '../settlement/chain/client.js';
 import { feeReservationId, markSpentIn, releaseReservationIn } from '../settlement/chain/reservations.js';
-import { collectFeesOnce } from './chain-fee-collector.js';
 import { giveBackCapIn } from './payments.js';
 
 interface OpenLeg {
@@ -108,26 +105,4 @@ async function expireIn(tx: SqlTx, id: string, now: Date): Promise<boolean> {
     now,
   );
   return true;
-}
-
-/**
- * Runs the reconciler, then the fee collector (chain-fee-collector.ts: it waits for merchant legs the reconciler
- * saw used), every CHAIN_RECONCILE_INTERVAL_MS in the admin process; returns its stop function.
- */
-export function startReconciler(ctx: ServiceContext, chain: ChainClient, log: Logger): () => void {
-  const failed = (what: string) => (err: unknown) =>
-    log.warn({ err: err instanceof Error ? err.message : String(err) }, what);
-  return startPeriodic(ctx.config.CHAIN_RECONCILE_INTERVAL_MS, async () => {
-    await reconcileOnce(ctx, chain)
-      .then((r) => {
-        if (r.settled + r.expired > 0) log.info(r, 'reconciled payments with the chain');
-      })
-      .catch(failed('reconciling with the chain failed'));
-    // Its own failure (an operator without gas) never stops the reconciling above.
-    await collectFeesOnce(ctx, chain)
-      .then((fees) => {
-        if (fees.collected + fees.refused > 0) log.info(fees, 'collected fee legs on chain');
-      })
-      .catch(failed('fee leg collection failed'));
-  });
 }

@@ -126,6 +126,18 @@ function rpcSettlement(chain: ChainClient, reads: BalanceReads): Settlement {
   };
 }
 
+const settlements = new WeakMap<ServiceContext, Settlement>();
+
+/** The process's one backend for this context (its balance reads are paced per process: balance-reads.ts). */
+export function settlementOf(ctx: ServiceContext): Settlement {
+  let s = settlements.get(ctx);
+  if (s === undefined) {
+    s = createSettlement(ctx);
+    settlements.set(ctx, s);
+  }
+  return s;
+}
+
 /** The backend the configuration names; rpc builds its chain client (nothing connects until the first read). */
 export function createSettlement(ctx: ServiceContext): Settlement {
   const s = ctx.config.settlement;

@@ -14,9 +14,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Config } from '../../config/index.js';
 import { PaymentFailed, payPlanByCardIn } from '../credits/card-order.js';
-import { WALLET_ORDERS_OFF_CHAIN } from '../credits/order.js';
 import type { PlanRow } from '../credits/lookup.js';
-import { buyPlanIn, walletShortError } from '../credits/order.js';
+import { buyPlanIn } from '../credits/order.js';
+import { walletShortError } from '../credits/order-result.js';
 import { Delegation } from '../db/entities/index.js';
 import type { Dialect, Em } from '../db/orm.js';
 import { emSql } from '../db/sql.js';
@@ -113,6 +113,15 @@ export async function orderAgainstDelegationIn(
     return { type: 'refused', reason: err.message, released: spend.charges.length > 0 };
   }
 }
+
+/**
+ * The auto-order runs inside the x402 settle's database transaction (the burn and the order commit together), where
+ * nothing may wait on a chain: with SETTLEMENT_BACKEND=rpc a wallet does not auto-order. The agent is answered 402
+ * BCK.CREDITS.0003 with this reason; the buyer orders the plan first (POST /protocol/plans/{planId}/order, paid on
+ * chain), or pays by card (svc:card-delegation).
+ */
+const WALLET_ORDERS_OFF_CHAIN =
+  'a wallet does not auto-order on chain (SETTLEMENT_BACKEND=rpc): order the plan first, or pay by card';
 
 /**
  * svc:erc4337: `payerAddress` pays through the settlement backend: the owner's custodial wallet, or the

@@ -37,7 +37,8 @@ import {
   publicActions,
 } from 'viem';
 import { generatePrivateKey, mnemonicToAccount, privateKeyToAccount } from 'viem/accounts';
-import { ARTIFACT_PATH, type TokenArtifact } from '../../contracts/build.js';
+import { ARTIFACT_PATH, MULTICALL_ARTIFACT_PATH, type TokenArtifact } from '../../contracts/build.js';
+import { MULTICALL3 } from '../../shared/settlement/chain/client.js';
 import { type Asset, NETWORKS } from '../../shared/assets.js';
 import { keyedSerializer } from '../../shared/serial.js';
 
@@ -435,4 +436,19 @@ export function facilitatorSigner(anvil: Anvil, account: DevAccount): Facilitato
     // recovers EOA signatures itself and never calls it.
     verifyTypedData: (args) => wallet.verifyTypedData(args as VerifyTypedDataParameters),
   });
+}
+
+/**
+ * contracts/Multicall3.sol at Multicall3's address (a bare anvil has none; Base and Base Sepolia do): what a plan
+ * order paying several receivers sends its transfers through.
+ */
+export async function deployMulticall3(anvil: Anvil): Promise<void> {
+  const { abi, bytecode } = JSON.parse(readFileSync(MULTICALL_ARTIFACT_PATH, 'utf8')) as TokenArtifact;
+  const deployer = anvil.accounts[0];
+  if (deployer === undefined) throw new Error('anvil has no dev accounts');
+  const receipt = await sendFrom(anvil, deployer, (w) => w.deployContract({ abi, bytecode }));
+  if (receipt.contractAddress == null) throw new Error('deployment receipt without a contract address');
+  const code = await anvil.publicClient.getCode({ address: receipt.contractAddress });
+  if (code === undefined || code === '0x') throw new Error('no Multicall3 code after deploying');
+  await anvil.testClient.setCode({ address: MULTICALL3, bytecode: code });
 }

@@ -29,7 +29,7 @@ export const ChainBalance = defineEntity({
 export const RESERVATION_STATUSES = ['open', 'spent', 'reflected', 'released'] as const;
 export type ReservationStatus = (typeof RESERVATION_STATUSES)[number];
 
-/** One amount reserved against a ChainBalance: a router payment's merchant leg or fee leg. */
+/** One amount reserved against a ChainBalance: a router payment's merchant leg or fee leg, or a plan order's leg. */
 export const ChainReservation = defineEntity({
   name: 'ChainReservation',
   tableName: 'chain_reservation',
@@ -43,9 +43,10 @@ export const ChainReservation = defineEntity({
     address: p.string(),
     asset: p.string(),
     amount: p.type(Int64Type),
-    /** `router` (a merchant leg, authorized by `authNonce`) or `router_fee` (a fee leg, collected by the operator). */
+    /** `router` (a merchant leg, authorized by `authNonce`), `router_fee` (a fee leg, collected by the operator) or
+     *  `order` (a plan order's payment to one receiver, sent by the operator). */
     kind: p.string(),
-    /** The router payment. */
+    /** The router payment, or the chain order. */
     reference: p.string(),
     /** The EIP-3009 authorization a merchant holds; null for a fee leg (signed only when it is collected). */
     authNonce: p.string().nullable(),
@@ -56,6 +57,42 @@ export const ChainReservation = defineEntity({
     status: p.enum(RESERVATION_STATUSES),
     spentBlock: p.type(Int64Type).nullable(),
     txHash: p.string().nullable(),
+    createdAt: p.datetime().onCreate(() => new Date()),
+    updatedAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
+  },
+});
+
+/** `submitting`: its transfer was signed and is being sent; `paid`: mined, credits minted; `failed`: nothing moved. */
+export const CHAIN_ORDER_STATUSES = ['submitting', 'paid', 'failed'] as const;
+export type ChainOrderStatus = (typeof CHAIN_ORDER_STATUSES)[number];
+
+/**
+ * A plan order paid on chain (rpc backend; shared/credits/chain-order.ts), written before its transfer is sent:
+ * whatever happens to the request (a crash, a confirmation that timed out), the reconciler finds the order and
+ * finishes it from the chain: its legs' authorizations used -> paid and credited once; unused past validBefore ->
+ * failed, nothing credited. Its legs are chain_reservation rows (kind `order`, reference = this id).
+ */
+export const ChainOrder = defineEntity({
+  name: 'ChainOrder',
+  tableName: 'chain_order',
+  indexes: [{ name: 'chain_order_submitting_index', properties: ['createdAt'], where: "status = 'submitting'" }],
+  properties: {
+    id: p.string().primary(),
+    planId: p.string(),
+    buyerUserId: p.string(),
+    /** Who gets the credits (the buyer's wallet). */
+    holderAddress: p.string(),
+    /** Who pays (the buyer's custodial wallet). */
+    payerAddress: p.string(),
+    asset: p.string(),
+    amountPaid: p.type(Int64Type),
+    credits: p.type(Int64Type),
+    status: p.enum(CHAIN_ORDER_STATUSES),
+    txHash: p.string().nullable(),
+    failureReason: p.text().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
     updatedAt: p
       .datetime()

@@ -1,5 +1,5 @@
 import { ApiKey, ServiceWallet, SigningKey, User } from './accounts.js';
-import { ChainBalance, ChainReservation } from './chain.js';
+import { ChainBalance, ChainOrder, ChainReservation } from './chain.js';
 import { Delegation, DelegationTransaction } from './delegations.js';
 import { IdempotencyKey } from './idempotency.js';
 import {
@@ -60,6 +60,7 @@ export const entities = [
   TokenLedger,
   ChainBalance,
   ChainReservation,
+  ChainOrder,
   Delegation,
   DelegationTransaction,
   X402Permission,

@@ -14,6 +14,8 @@ import {
   InsufficientFundsError,
   ContractFunctionRevertedError,
   parseSignature,
+  parseAbi,
+  encodeFunctionData,
   defineChain,
   http,
   parseEventLogs,
@@ -64,10 +66,14 @@ export interface ChainClient {
   /** undefined: no such transaction mined (unknown hash, or still pending). */
   minedTransaction(hash: Hex): Promise<MinedTransaction | undefined>;
   /**
-   * The operator (`account`, which pays the gas) submits an EIP-3009 transfer signed by its payer, and waits for it
-   * to be mined. Throws OperatorCannotPay (no gas), TransferRefused (it would revert, or did) or ChainUnavailable.
+   * The operator (`account`, which pays the gas) submits EIP-3009 transfers signed by their payer, all in one
+   * transaction, and waits for it to be mined. Throws OperatorCannotPay (no gas), TransferRefused (it would revert, or did) or ChainUnavailable.
    */
-  submitTransfer(account: LocalAccount, transfer: SignedTransfer, confirmTimeoutMs: number): Promise<AuthorizationUse>;
+  submitTransfers(
+    account: LocalAccount,
+    transfers: readonly SignedTransfer[],
+    confirmTimeoutMs: number,
+  ): Promise<AuthorizationUse>;
   readonly publicClient: PublicClient<Transport>;
 }
 
@@ -94,6 +100,29 @@ export class TransferRefused extends Error {
   ) {
     super(reason);
   }
+}
+
+/** Multicall3 (github.com/mds1/multicall): deployed at this address on Base, Base Sepolia and most EVM chains. */
+export const MULTICALL3 = '0xcA11bde05977b3631167028862bE2a173976CA11' as const;
+const MULTICALL3_ABI = parseAbi([
+  'struct Call3 { address target; bool allowFailure; bytes callData; }',
+  'struct Result { bool success; bytes returnData; }',
+  'function aggregate3(Call3[] calls) payable returns (Result[] returnData)',
+]);
+
+function transferArgs(t: SignedTransfer) {
+  const { r, s, v, yParity } = parseSignature(t.signature);
+  return [
+    t.from,
+    t.to,
+    t.value,
+    t.validAfter,
+    t.validBefore,
+    t.nonce,
+    Number(v ?? BigInt(yParity + 27)),
+    r,
+    s,
+  ] as const;
 }
 
 /** Public RPC providers cap eth_getLogs ranges (commonly 10,000 blocks); ranges are read in steps below that. */
@@ -172,28 +201,41 @@ export function createChainClient(opts: { chainId: number; rpcUrl: string; timeo
         }
         return undefined;
       }),
-    submitTransfer: (account, t, confirmTimeoutMs) =>
+    submitTransfers: (account, transfers, confirmTimeoutMs) =>
       sends(account.address, async () => {
-        const { r, s: sv, v, yParity } = parseSignature(t.signature);
+        const [only] = transfers;
+        if (only === undefined) throw new Error('no transfer to submit');
         let hash: Hex;
         try {
-          hash = await wallet.writeContract({
-            account,
-            address: t.token,
-            abi: EIP3009_TOKEN_ABI,
-            functionName: 'transferWithAuthorization',
-            args: [
-              t.from,
-              t.to,
-              t.value,
-              t.validAfter,
-              t.validBefore,
-              t.nonce,
-              Number(v ?? BigInt(yParity + 27)),
-              r,
-              sv,
-            ],
-          });
+          hash =
+            transfers.length === 1
+              ? await wallet.writeContract({
+                  account,
+                  address: only.token,
+                  abi: EIP3009_TOKEN_ABI,
+                  functionName: 'transferWithAuthorization',
+                  args: transferArgs(only),
+                })
+              : // Several receivers in ONE transaction (Multicall3, at the same address on Base and Base Sepolia),
+                // none allowed to fail: all are paid or none is. transferWithAuthorization does not look at its
+                // caller, so going through Multicall3 changes nothing the token checks.
+                await wallet.writeContract({
+                  account,
+                  address: MULTICALL3,
+                  abi: MULTICALL3_ABI,
+                  functionName: 'aggregate3',
+                  args: [
+                    transfers.map((t) => ({
+                      target: t.token,
+                      allowFailure: false,
+                      callData: encodeFunctionData({
+                        abi: EIP3009_TOKEN_ABI,
+                        functionName: 'transferWithAuthorization',
+                        args: transferArgs(t),
+                      }),
+                    })),
+                  ],
+                });
         } catch (err) {
           if (err instanceof BaseError) {
             if (err.walk((e) => e instanceof InsufficientFundsError) !== null)

@@ -17,7 +17,7 @@ export interface NewReservation {
   readonly address: string;
   readonly asset: string;
   readonly amount: bigint;
-  readonly kind: 'router' | 'router_fee';
+  readonly kind: 'router' | 'router_fee' | 'order';
   readonly reference: string;
   readonly authNonce: string | null;
   readonly validBefore: bigint | null;

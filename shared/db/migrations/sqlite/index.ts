@@ -14,6 +14,7 @@ import { Migration20261124080000_oauth_grants } from './Migration20261124080000_
 import { Migration20261124090000_commerce_payments } from './Migration20261124090000_commerce_payments.js';
 import { Migration20261124100000_organizations } from './Migration20261124100000_organizations.js';
 import { Migration20261124110000_chain_settlement } from './Migration20261124110000_chain_settlement.js';
+import { Migration20261124120000_chain_orders } from './Migration20261124120000_chain_orders.js';
 
 export const sqliteMigrations: MigrationObject[] = [
   { name: 'Migration20261121233748_initial', class: Migration20261121233748_initial },
@@ -32,4 +33,5 @@ export const sqliteMigrations: MigrationObject[] = [
   { name: 'Migration20261124090000_commerce_payments', class: Migration20261124090000_commerce_payments },
   { name: 'Migration20261124100000_organizations', class: Migration20261124100000_organizations },
   { name: 'Migration20261124110000_chain_settlement', class: Migration20261124110000_chain_settlement },
+  { name: 'Migration20261124120000_chain_orders', class: Migration20261124120000_chain_orders },
 ];
