@@ -10,11 +10,12 @@
 import test from 'ava';
 import { randomUUID } from 'node:crypto';
 import { getAddress } from 'viem';
-import { Delegation, PlanOrder, TokenLedger } from '../shared/db/entities/index.js';
+import { Delegation, OAuthGrant, PlanOrder, TokenLedger } from '../shared/db/entities/index.js';
 import { decodePaymentRequiredV2 } from '../shared/protocols/x402.js';
 import type { ApiResponse } from './support/http.js';
 import { MERCHANT_V2 } from './support/merchants/fixtures.js';
 import { forEachDb } from './support/matrix.js';
+import { approve, authorizeBody, codeGrant, connector, deviceGrant, pkce } from './support/oauth.js';
 import {
   type OrgSpendingWorld,
   createGroupBudget,
@@ -252,6 +253,65 @@ forEachDb(({ stack, test }) => {
     const rows = await s.ctx.db.em().find(Delegation, { userId: member.userId });
     t.is(rows.length, 4);
     t.is(rows.filter((r) => r.orgWalletId !== null).length, 3);
+  });
+
+  test('commerce route: a grant the member approved on the organization wallet pays from it, charged to the budget', async (t) => {
+    const { s, w, budgetId, member } = await spender();
+    const wallet = { organization_wallet_id: w.walletId };
+    // Both flows: the authorization code (POST /oauth/authorize) and the device decision (POST /oauth/device).
+    const grants = [
+      await codeGrant(s, member, { ...wallet, spending_limit_cents: 1000 }),
+      await deviceGrant(
+        s,
+        member,
+        { spending_limit_cents: '1000', currency: 'usd', duration_secs: '3600' },
+        undefined,
+        wallet,
+      ),
+    ];
+    for (const g of grants) {
+      const d = await s.ctx.db.em().findOneOrFail(Delegation, { id: g.delegationId });
+      t.like(d, { orgWalletId: w.walletId, groupId: w.groupId, provider: 'erc4337' });
+      const r = await g.api.post('/router/commerce/route', { requestId: randomUUID(), url: m.v2.url + m.v2.paidPath });
+      t.is(r.status, 200, r.text);
+      t.true(r.body.paid);
+      t.deepEqual(await movesOf(r.body.payment.paymentId), [
+        ['router', w.address, getAddress(MERCHANT_V2), PRICE],
+        ['router_fee', w.address, FEE_RECIPIENT, FEE],
+      ]);
+      t.is((await delegationRow(s, g.delegationId)).amountSpentCents, 2n);
+    }
+    t.is((await groupBudgetRow(s, budgetId)).amountSpentCents, 4n);
+    t.is(await ledgerBalance(s, w.address), FUNDS - 2n * (PRICE + FEE));
+    t.is(await ledgerBalance(s, member.walletAddress), OWN, "the member's own wallet never moved");
+  });
+
+  test('commerce consent on an organization wallet: refusals name why, and nothing is granted', async (t) => {
+    const { s, w } = await spender();
+    const outsider = await s.user();
+    const c = await connector(s);
+    const refused = async (user: User, extra: Record<string, unknown>, status: number, code: string, re: RegExp) => {
+      const r = await approve(s, user.apiKey, authorizeBody(c, await pkce(), extra));
+      t.is(r.status, status, JSON.stringify(r.body));
+      t.is(r.body.code, code);
+      t.regex(String(r.body.details), re);
+    };
+    await refused(outsider, { organization_wallet_id: w.walletId }, 404, 'BCK.ORG.0005', /not found/);
+    const member = w.members[0]?.user as User;
+    await refused(member, { organization_wallet_id: randomUUID() }, 404, 'BCK.ORG.0005', /not found/);
+    await refused(member, { organization_wallet_id: w.walletId, group_id: randomUUID() }, 404, 'BCK.ORG.0003', /group/);
+    await refused(member, { group_id: w.groupId }, 400, 'BCK.HTTP.0400', /only with organization_wallet_id/);
+    await refused(
+      member,
+      { organization_wallet_id: w.walletId, scope: 'account_access' },
+      400,
+      'BCK.HTTP.0400',
+      /only a commerce consent/,
+    );
+    await refused(member, { organization_wallet_id: 42 }, 400, 'BCK.HTTP.0400', /organization_wallet_id/);
+    await refused(member, { organization_wallet_id: 'wallet-1' }, 400, 'BCK.HTTP.0400', /must be UUIDs/);
+    t.is(await s.ctx.db.em().count(Delegation, { orgWalletId: w.walletId, userId: { $ne: member.userId } }), 0);
+    t.is(await s.ctx.db.em().count(OAuthGrant, { userId: { $in: [member.userId, outsider.userId] } }), 0);
   });
 
   test('route: a member pays the x402 v2 merchant from the organization wallet; wallet, budget, delegation and payment agree', async (t) => {

@@ -11,7 +11,15 @@ import { CONSENT_TYPES, OAuthCode } from '../db/entities/index.js';
 import { AppError } from '../errors/app-error.js';
 import { line } from '../text.js';
 import { type ClientView, enabledClient } from './clients.js';
-import { ConsentCents, ConsentCurrency, ConsentDuration, type ConsentTerms, newGrant } from './consent.js';
+import {
+  ConsentCents,
+  ConsentCurrency,
+  ConsentDuration,
+  type ConsentTerms,
+  ConsentWallet,
+  consentFunding,
+  newGrant,
+} from './consent.js';
 import { CodeChallenge } from './pkce.js';
 
 /** RFC 6749 §4.1.2 recommends a short life; ten minutes is the maximum. Sixty seconds is enough for a redirect. */
@@ -128,16 +136,18 @@ export async function decide(
   user: { userId: string },
   req: AuthorizationRequest,
   approve: boolean,
+  wallet: z.output<typeof ConsentWallet> = {},
 ): Promise<AuthorizeResult> {
   const issuer = ctx.config.publicUrl;
   if (!approve) {
     const params = { error: 'access_denied', error_description: 'the user denied the request', state: req.state };
     return { approved: false, redirectTo: redirectWith(req.redirectUri, params, issuer) };
   }
+  const funding = await consentFunding(ctx, user.userId, req.terms.consentType, wallet);
   const code = randomToken(32);
   const now = ctx.now();
   const grantId = await ctx.db.em().transactional(async (em) => {
-    const grant = newGrant(em, { userId: user.userId, clientId: req.client.clientId }, req.terms, now);
+    const grant = newGrant(em, { userId: user.userId, clientId: req.client.clientId }, req.terms, now, funding);
     em.create(OAuthCode, {
       codeHash: sha256Hex(code),
       grantId: grant.grantId,
@@ -164,5 +174,7 @@ export async function authorize(ctx: ServiceContext, user: { userId: string }, r
   const req = await authorizationRequest(ctx, raw);
   const approve = z.object({ approve: z.boolean().default(true) }).safeParse(raw);
   if (!approve.success) throw new AppError('BCK.HTTP.0400', 'approve: must be a boolean');
-  return decide(ctx, user, req, approve.data.approve);
+  const wallet = ConsentWallet.safeParse(raw);
+  if (!wallet.success) throw new AppError('BCK.HTTP.0400', 'organization_wallet_id and group_id: must be UUIDs');
+  return decide(ctx, user, req, approve.data.approve, wallet.data);
 }

@@ -1,15 +1,19 @@
 // What a human consents to: a consent type, a cap in one currency and a duration. Approving creates the grant and
 // the capped, expiring delegation it is bound to, in the caller's unit of work, so they commit together with the
 // code (or the device approval) that hands them to the connector.
-//   commerce        an erc4337 delegation of the user's custodial wallet: the connector pays merchants through the
-//                   commerce route, within the cap.
+//   commerce        an erc4337 delegation of the user's custodial wallet (or of an organization wallet the human
+//                   spends, charged to their group's budget too): the connector pays merchants through the commerce
+//                   route, within the cap.
 //   account_access  a card-backed delegation (the sandbox card processor): the connector acts for the user on
 //                   registry and credits reads, plan orders and card-delegation x402 permissions, within the cap.
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { type ConsentType, OAuthGrant } from '../db/entities/index.js';
 import type { Em } from '../db/sql.js';
+import type { ServiceContext } from '../context.js';
 import { newDelegation } from '../delegations/service.js';
+import { AppError } from '../errors/app-error.js';
+import { orgFundingFor } from '../organizations/spending.js';
 import { CURRENCIES, type Currency } from '../spend/currency.js';
 
 /** Bounds of what a connector may ask for: $1,000,000 (in cents) and one year. */
@@ -50,12 +54,43 @@ export const CONSENT_WORDING: Readonly<Record<ConsentType, string>> = {
 /** The card processor provider of account-level delegations (the sandbox processor charges any fiat provider). */
 const CARD_PROVIDER = 'stripe';
 
+/**
+ * The human may approve a commerce consent on an organization wallet they can spend (shared with an active group
+ * they belong to: `group_id` names it when there are several). The connector then pays from that wallet, charged to
+ * the group's budget and to the grant's cap, as a member's own delegation on the wallet is. Only the human chooses
+ * it, at approval: a connector cannot ask for a wallet.
+ */
+export const ConsentWallet = z.object({
+  organization_wallet_id: z.uuid().optional(),
+  group_id: z.uuid().optional(),
+});
+
+export type OrgFunding = { readonly orgWalletId: string; readonly groupId: string };
+
+/** The funding the human chose, checked as delegation/create checks it (404 BCK.ORG.0005 for a wallet out of reach). */
+export async function consentFunding(
+  ctx: ServiceContext,
+  userId: string,
+  consentType: ConsentType,
+  wallet: z.output<typeof ConsentWallet>,
+): Promise<OrgFunding | undefined> {
+  if (wallet.organization_wallet_id === undefined) {
+    if (wallet.group_id !== undefined)
+      throw new AppError('BCK.HTTP.0400', 'group_id: only with organization_wallet_id');
+    return undefined;
+  }
+  if (consentType !== 'commerce')
+    throw new AppError('BCK.HTTP.0400', 'organization_wallet_id: only a commerce consent pays from a wallet');
+  return orgFundingFor(ctx, userId, wallet.organization_wallet_id, wallet.group_id);
+}
+
 /** Adds the grant and its delegation to `em`'s unit of work; the caller flushes. */
 export function newGrant(
   em: Em,
   who: { userId: string; clientId: string },
   terms: ConsentTerms,
   now: Date,
+  funding?: OrgFunding,
 ): { grantId: string; delegationId: string; expiresAt: Date } {
   const delegation = newDelegation(
     em,
@@ -65,6 +100,7 @@ export function newGrant(
       spendingLimitCents: terms.spendingLimitCents,
       currency: terms.currency,
       durationSecs: terms.durationSecs,
+      ...funding,
     },
     now,
   );

@@ -12,14 +12,14 @@ import { toWire } from '../money.js';
 import { CURRENCIES } from '../spend/currency.js';
 import { line } from '../text.js';
 import { enabledClient } from './clients.js';
-import { ConsentCents, newGrant } from './consent.js';
+import { ConsentCents, ConsentWallet, consentFunding, newGrant } from './consent.js';
 import { asGuess } from './guess-limit.js';
 import { normalizeUserCode } from './user-code.js';
 
 type DeviceRow = InferEntity<typeof OAuthDeviceCode>;
 
 export const DeviceDetailsBody = z.object({ user_code: line(64) });
-export const DeviceDecisionBody = z.object({
+export const DeviceDecisionBody = ConsentWallet.extend({
   user_code: line(64),
   approve: z.boolean(),
   spending_limit_cents: ConsentCents.optional(),
@@ -80,6 +80,7 @@ export async function decideDevice(
       requested: toWire(row.spendingLimitCents),
     });
   }
+  const funding = decision.approve ? await consentFunding(ctx, userId, row.consentType, decision) : undefined;
   const now = ctx.now();
   const pending = { deviceCodeHash: row.deviceCodeHash, status: 'pending' as const, expiresAt: { $gt: now } };
   const decided = await ctx.db.em().transactional(async (em) => {
@@ -94,6 +95,7 @@ export async function decideDevice(
         durationSecs: row.durationSecs,
       },
       now,
+      funding,
     );
     await em.flush();
     const n = await em.nativeUpdate(OAuthDeviceCode, pending, { status: 'approved', userId, grantId: grant.grantId });

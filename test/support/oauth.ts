@@ -180,6 +180,8 @@ export async function deviceGrant(
   user: { apiKey: string },
   form: Record<string, string> = {},
   c?: Connector,
+  /** More of the human's decision (POST /oauth/device), e.g. an organization wallet to pay from. */
+  decision: Record<string, unknown> = {},
 ): Promise<GrantToken> {
   const conn = c ?? (await connector(stack));
   const clientId = conn.registration.clientId;
@@ -193,7 +195,7 @@ export async function deviceGrant(
   const decided = await fetch(`${stack.proxyUrl}/oauth/device`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${user.apiKey}` },
-    body: JSON.stringify({ user_code: started.body.user_code, approve: true }),
+    body: JSON.stringify({ user_code: started.body.user_code, approve: true, ...decision }),
   });
   if (decided.status !== 204) throw new Error(`device decision: ${decided.status} ${await decided.text()}`);
   const r = await postForm(stack, '/oauth/token', {
