@@ -100,14 +100,17 @@ forEachDb(
       const pending = await poll(s, id, a.device_code);
       t.is(pending.status, 400);
       t.is(pending.body.error, 'authorization_pending');
+      const hash = sha256Hex(a.device_code);
+      // The interval is made long here (1 s in this suite), so that a loaded machine cannot make the next poll late:
+      // a poll within it is slow_down, and each slow_down adds 5 s.
+      await s.ctx.db.em().nativeUpdate(OAuthDeviceCode, { deviceCodeHash: hash }, { intervalSecs: 60 });
       const fast = await poll(s, id, a.device_code);
       t.is(fast.body.error, 'slow_down');
-      const hash = sha256Hex(a.device_code);
-      t.is((await s.ctx.db.em().findOneOrFail(OAuthDeviceCode, { deviceCodeHash: hash })).intervalSecs, 6);
-      // Within the new interval (6 s) it is still slow_down, and the interval grows again.
+      t.is((await s.ctx.db.em().findOneOrFail(OAuthDeviceCode, { deviceCodeHash: hash })).intervalSecs, 65);
+      // Still within the interval after a while: slow_down again, and the interval grows again.
       await sleep(1200);
       t.is((await poll(s, id, a.device_code)).body.error, 'slow_down');
-      t.is((await s.ctx.db.em().findOneOrFail(OAuthDeviceCode, { deviceCodeHash: hash })).intervalSecs, 11);
+      t.is((await s.ctx.db.em().findOneOrFail(OAuthDeviceCode, { deviceCodeHash: hash })).intervalSecs, 70);
 
       const b = await start(s, id);
       t.is((await human(s, u.apiKey, '/oauth/device', { user_code: b.user_code, approve: false })).status, 204);

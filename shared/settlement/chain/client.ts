@@ -247,7 +247,13 @@ export function createChainClient(opts: { chainId: number; rpcUrl: string; timeo
           throw new ChainUnavailable('eth_sendRawTransaction', err);
         }
         const receipt = await guarded('eth_getTransactionReceipt', () =>
-          publicClient.waitForTransactionReceipt({ hash, timeout: confirmTimeoutMs }),
+          publicClient.waitForTransactionReceipt({
+            hash,
+            timeout: confirmTimeoutMs,
+            // viem polls every 4 s by default: longer than a short confirmation budget, so a receipt that arrives
+            // just after the first poll would be reported as a timeout. A tenth of the budget, within 100 ms..1 s.
+            pollingInterval: Math.max(100, Math.min(1000, Math.floor(confirmTimeoutMs / 10))),
+          }),
         );
         if (receipt.status !== 'success') throw new TransferRefused('the transaction reverted', hash);
         return { txHash: hash, blockNumber: receipt.blockNumber };
