@@ -2,6 +2,7 @@ import Koa from 'koa';
 import { createCredentialResolver } from '../shared/auth/credential-resolver.js';
 import type { ServiceContext } from '../shared/context.js';
 import { createTokenSigner } from '../shared/keys/signing-keys.js';
+import { type Lifecycle, createLifecycle } from '../shared/lifecycle.js';
 import type { AdminDeps } from './deps.js';
 import { idempotencyRunner } from './http/idempotent.js';
 import type { AdminRoute } from './http/route.js';
@@ -11,13 +12,17 @@ import { errorHandler } from './middleware/error-handler.js';
 import { jsonBody } from './middleware/json-body.js';
 import { adminRoutes, mountRoutes } from './routes/index.js';
 
-export function buildAdminApp(ctx: ServiceContext): {
+/** `lifecycle`: the serving process's (admin/server.ts); an app built only to read its routes gets its own. */
+export function buildAdminApp(
+  ctx: ServiceContext,
+  lifecycle: Lifecycle = createLifecycle(),
+): {
   app: Koa<AdminState>;
   deps: AdminDeps;
   routes: readonly AdminRoute[];
 } {
   const signer = createTokenSigner(ctx);
-  const deps: AdminDeps = { ctx, credentials: createCredentialResolver(ctx, signer), signer };
+  const deps: AdminDeps = { ctx, credentials: createCredentialResolver(ctx, signer), signer, lifecycle };
   const app = new Koa<AdminState>({ proxy: false });
   app.silent = true;
   const limits = { maxBytes: ctx.config.BODY_LIMIT_BYTES, timeoutMs: ctx.config.ADMIN_BODY_TIMEOUT_MS };

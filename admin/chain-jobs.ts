@@ -5,12 +5,12 @@
 import type { ServiceContext } from '../shared/context.js';
 import { reconcileChainOrders } from '../shared/credits/chain-order.js';
 import type { Logger } from '../shared/log.js';
-import { startPeriodic } from '../shared/periodic.js';
+import { type StopPeriodic, startPeriodic } from '../shared/periodic.js';
 import { collectFeesOnce } from '../shared/router/chain-fee-collector.js';
 import { reconcileOnce } from '../shared/router/chain-reconciler.js';
 import type { ChainClient } from '../shared/settlement/chain/client.js';
 
-export function startChainJobs(ctx: ServiceContext, chain: ChainClient, log: Logger): () => void {
+export function startChainJobs(ctx: ServiceContext, chain: ChainClient, log: Logger): StopPeriodic {
   const failed = (what: string) => (err: unknown) =>
     log.warn({ err: err instanceof Error ? err.message : String(err) }, what);
   return startPeriodic(ctx.config.CHAIN_RECONCILE_INTERVAL_MS, async () => {

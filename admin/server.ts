@@ -12,6 +12,7 @@ import { startOAuthPurge } from '../shared/oauth/purge.js';
 import { startFeeSweep } from '../shared/router/fee-sweep.js';
 import { settlementOf } from '../shared/settlement/backend.js';
 import { onShutdown } from '../shared/shutdown.js';
+import { createLifecycle, drainServer, tracked } from '../shared/lifecycle.js';
 import { buildAdminApp } from './app.js';
 import { startChainJobs } from './chain-jobs.js';
 
@@ -26,11 +27,12 @@ const stopIdempotencyPurge = startIdempotencyPurge(ctx, log);
 const stopOAuthPurge = startOAuthPurge(ctx, log);
 // The rpc backend: the chain decides what was paid (Settled / Expired); the admin process asks it.
 const settlement = settlementOf(ctx);
-const stopChainJobs = settlement.chain === undefined ? () => {} : startChainJobs(ctx, settlement.chain, log);
-const { app } = buildAdminApp(ctx);
+const stopChainJobs = settlement.chain === undefined ? async () => {} : startChainJobs(ctx, settlement.chain, log);
+const lifecycle = createLifecycle();
+const { app } = buildAdminApp(ctx, lifecycle);
 const server = createServer(
   { connectionsCheckingInterval: connectionsCheckingIntervalMs(config.HEADERS_TIMEOUT_MS) },
-  app.callback(),
+  tracked(lifecycle, app.callback()),
 );
 server.keepAliveTimeout = 65_000;
 // A request head must arrive within HEADERS_TIMEOUT_MS of connecting; the routes' body read answers 408 with the
@@ -42,17 +44,15 @@ server.on('clientError', clientErrorHandler(config.DOCS_URL));
 server.listen(config.ADMIN_PORT, config.HOST, () => {
   const addr = server.address();
   const port = typeof addr === 'object' && addr !== null ? addr.port : config.ADMIN_PORT;
+  lifecycle.serving();
   log.info({ host: config.HOST, port }, 'admin listening');
   // Machine-readable readiness line for supervisors and tests (stdout carries nothing else).
   process.stdout.write(`${JSON.stringify({ ready: 'admin', port })}\n`);
 });
-onShutdown(log, async () => {
-  stopCheckpointer();
-  stopFeeSweep();
-  stopIdempotencyPurge();
-  stopOAuthPurge();
-  stopChainJobs();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  server.closeAllConnections();
+onShutdown(log, config.SHUTDOWN_GRACE_MS, async () => {
+  if (!(await drainServer(server, lifecycle, config.SHUTDOWN_GRACE_MS)))
+    log.warn({ graceMs: config.SHUTDOWN_GRACE_MS }, 'requests still in flight when the grace ran out were cut');
+  // After the requests: a background run still going finishes its transaction before the database closes.
+  await Promise.all([stopCheckpointer(), stopFeeSweep(), stopIdempotencyPurge(), stopOAuthPurge(), stopChainJobs()]);
   await ctx.db.close();
 });

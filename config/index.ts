@@ -71,6 +71,14 @@ export const ConfigSchema = z
      *  port, and forwarded by the proxy); past it, 408 BCK.HTTP.0408 and the connection is closed. Default 60 s, as
      *  ROUTER_REQUEST_BODY_TIMEOUT_MS: a 1 MB body (BODY_LIMIT_BYTES) then needs about 140 kbit/s. */
     ADMIN_BODY_TIMEOUT_MS: whole.pipe(z.number().int().min(500).max(3_600_000)).default(60_000),
+    /** On SIGTERM/SIGINT a process stops accepting connections, answers /readyz 503 and gives the calls in flight
+     *  this long to finish and be recorded before it cuts them and exits. Default 25 s: inside the 30 s most process
+     *  managers (Kubernetes, Docker) wait before they kill. */
+    SHUTDOWN_GRACE_MS: whole.pipe(z.number().int().min(0).max(600_000)).default(25_000),
+    /** PostgreSQL connections each process may open (its pool's maximum). With several processes their sum, plus
+     *  the CLI's and your tools', must stay under the server's max_connections (README "Running several proxies").
+     *  Default 10. Ignored with SQLite. */
+    DATABASE_POOL_MAX: whole.pipe(z.number().int().min(1).max(1000)).default(10),
     /** Base of `docsUrl` in error envelopes. */
     DOCS_URL: z.url().default('https://github.com/payroute/payroute/blob/main/docs/errors.md'),
 
@@ -82,8 +90,12 @@ export const ConfigSchema = z
       .string()
       .regex(/^0x[0-9a-fA-F]{40}$/, 'must be an EVM address')
       .optional(),
-    /** Concurrent router calls per user before 429 BCK.ROUTER.0007. Default 10. */
+    /** Concurrent router calls per user before 429 BCK.ROUTER.0007, counted in each proxy process (each worker of
+     *  PROXY_WORKERS, each replica): a user may have this many in flight per process. Default 10. */
     ROUTER_MAX_CONCURRENT_PER_USER: whole.pipe(z.number().int().positive()).default(10),
+    /** Proxy processes `npm run start:proxy` runs (node:cluster workers sharing PROXY_PORT); 1 runs the proxy in
+     *  the process itself. Default 1. */
+    PROXY_WORKERS: whole.pipe(z.number().int().min(1).max(64)).default(1),
     /** Worker threads that make the payment signatures, off the event loop; 0 signs on it. Default 1. */
     ROUTER_SIGNING_THREADS: whole.pipe(z.number().int().min(0).max(64)).default(1),
     /** Upper bound on an x402 authorization's validBefore, seconds from now. Default 3600. At least 30: the official

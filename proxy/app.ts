@@ -13,7 +13,7 @@ import type { AdminForwarder } from './admin-forward.js';
 import { sendError } from './respond.js';
 
 /** Paths the proxy owns; anything under them that no route serves is answered here, never forwarded. */
-const OWN_PATHS = /^\/(?:healthz$|api\/v1\/(?:router|proxy)(?:\/|$)|proxy(?:\/|$))/;
+const OWN_PATHS = /^\/(?:healthz$|readyz$|api\/v1\/(?:router|proxy)(?:\/|$)|proxy(?:\/|$))/;
 
 export interface ProxyDeps {
   readonly config: Config;
@@ -87,7 +87,8 @@ export function buildProxyHandler({ config, log, admin, credentials, routes }: P
     );
   }
 
-  return (req: IncomingMessage, res: ServerResponse): void => {
+  /** Resolves once the request's own work is done (a forwarded request's is the forwarder's, tracked by its response). */
+  return (req: IncomingMessage, res: ServerResponse): Promise<void> | undefined => {
     const id = correlationId(req.headers['x-correlation-id'] ?? req.headers['x-request-id']);
     req.headers['x-correlation-id'] = id;
     res.setHeader('x-correlation-id', id);
@@ -97,8 +98,9 @@ export function buildProxyHandler({ config, log, admin, credentials, routes }: P
       return;
     }
     if (OWN_PATHS.test(target.pathname)) {
-      serveOwn(req, res, target, id).catch((err: unknown) => log.error({ err, correlationId: id }, 'request log'));
-      return;
+      return serveOwn(req, res, target, id).catch((err: unknown) =>
+        log.error({ err, correlationId: id }, 'request log'),
+      );
     }
     // Refuse a declared oversize body here: forwarding it would race the admin's 413 against the upload and
     // could surface as a 502. (Chunked bodies are still limited by the admin's parser.)

@@ -1,78 +1,12 @@
-// Entry point of the proxy process: `npm run start:proxy`.
-import { createServer } from 'node:http';
+// Entry point of the proxy process: `npm run start:proxy`. With PROXY_WORKERS > 1 this process supervises that many
+// workers sharing its port (proxy/cluster.ts); otherwise it is the proxy itself.
+import cluster from 'node:cluster';
 import { loadConfigOrExit } from '../config/index.js';
-import { getAddress } from 'viem';
-import { createCredentialResolver } from '../shared/auth/credential-resolver.js';
-import { ensureOperatorWallet } from '../shared/accounts/service-wallets.js';
-import { createClaimStore } from '../shared/router/claims.js';
-import { createConcurrencyLimiter } from '../shared/router/concurrency.js';
-import { createDelegationSnapshots } from '../shared/router/delegation-snapshot.js';
-import { createWalletKeyCache } from '../shared/router/wallet-keys.js';
-import { createDigestSigner } from '../shared/protocols/digest-signer.js';
-import { createUpstream } from '../shared/upstream/index.js';
-import { createContext } from '../shared/context.js';
-import { settlementOf } from '../shared/settlement/backend.js';
-import { clientErrorHandler, connectionsCheckingIntervalMs } from '../shared/errors/client-error.js';
 import { createLogger } from '../shared/log.js';
-import { onShutdown } from '../shared/shutdown.js';
-import { buildProxyHandler } from './app.js';
-import { createAdminForwarder } from './admin-forward.js';
-import { buildRouterRoutes } from './routes/index.js';
+import { superviseWorkers } from './cluster.js';
+import { serveProxy } from './serve.js';
 
 const config = loadConfigOrExit();
 const log = createLogger(config, 'proxy');
-// The proxy never migrates: `npm start`, the admin process or `npm run db:migrate` does.
-// SQLite: the admin process checkpoints the WAL (shared/db/checkpointer.ts); 8000 pages (~32 MiB) only if it stops.
-const ctx = await createContext(config, log, { walAutocheckpointPages: 8000 });
-const credentials = createCredentialResolver(ctx);
-const admin = createAdminForwarder(config.adminUrl, config.ADMIN_BODY_TIMEOUT_MS);
-const upstream = createUpstream({
-  allowPrivate: config.ROUTER_ALLOW_PRIVATE_TARGETS,
-  connectTimeoutMs: config.ROUTER_CONNECT_TIMEOUT_MS,
-  headersTimeoutMs: config.ROUTER_HEADERS_TIMEOUT_MS,
-  bodyTimeoutMs: config.ROUTER_STREAM_IDLE_MS,
-  maxBodyBytes: config.ROUTER_MAX_RELAY_BYTES,
-  maxTotalMs: config.ROUTER_STREAM_MAX_MS,
-});
-const feeRecipient = config.ROUTER_FEE_RECIPIENT ?? (await ensureOperatorWallet(ctx));
-const signer = createDigestSigner(config.ROUTER_SIGNING_THREADS);
-const routes = buildRouterRoutes({
-  ctx,
-  claims: createClaimStore(),
-  limiter: createConcurrencyLimiter(config.ROUTER_MAX_CONCURRENT_PER_USER),
-  waiting: createConcurrencyLimiter(config.ROUTER_MAX_CONCURRENT_PER_USER),
-  upstream,
-  feeRecipient: getAddress(feeRecipient),
-  walletKeys: createWalletKeyCache(ctx),
-  delegations: createDelegationSnapshots(ctx),
-  signer,
-  settlement: settlementOf(ctx),
-});
-const server = createServer(
-  { connectionsCheckingInterval: connectionsCheckingIntervalMs(config.HEADERS_TIMEOUT_MS) },
-  buildProxyHandler({ config, log, admin, credentials, routes }),
-);
-server.keepAliveTimeout = 65_000;
-// A request head must arrive within HEADERS_TIMEOUT_MS of connecting (else 408 with the envelope, from the
-// clientError listener). Node's requestTimeout runs only until a request has been received in full (a long
-// streamed answer is not cut; those are bounded by ROUTER_STREAM_MAX_MS). The router's own body reads answer 408
-// at ROUTER_REQUEST_BODY_TIMEOUT_MS, forwarded bodies at ADMIN_BODY_TIMEOUT_MS (proxy/admin-forward.ts); this is the
-// backstop for bodies nothing of ours reads (left unread after an early answer): Node gives up a little later.
-server.headersTimeout = config.HEADERS_TIMEOUT_MS;
-server.requestTimeout =
-  config.HEADERS_TIMEOUT_MS + Math.max(config.ROUTER_REQUEST_BODY_TIMEOUT_MS, config.ADMIN_BODY_TIMEOUT_MS) + 5_000;
-server.on('clientError', clientErrorHandler(config.DOCS_URL));
-server.listen(config.PROXY_PORT, config.HOST, () => {
-  const addr = server.address();
-  const port = typeof addr === 'object' && addr !== null ? addr.port : config.PROXY_PORT;
-  log.info({ host: config.HOST, port, admin: config.adminUrl }, 'proxy listening');
-  process.stdout.write(`${JSON.stringify({ ready: 'proxy', port })}\n`);
-});
-onShutdown(log, async () => {
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  server.closeAllConnections();
-  admin.close();
-  await upstream.close();
-  await signer.close();
-  await ctx.db.close();
-});
+if (cluster.isPrimary && config.PROXY_WORKERS > 1) superviseWorkers(config, log);
+else await serveProxy(config, log, cluster.isPrimary);

@@ -27,6 +27,7 @@ export async function createContext(
   const db = await openDb(config.database, {
     walAutocheckpointPages: opts.walAutocheckpointPages,
     synchronous: config.SQLITE_SYNCHRONOUS,
+    poolMax: config.DATABASE_POOL_MAX,
   });
   if (opts.migrate === true) {
     const applied = await migrate(db);

@@ -2,18 +2,24 @@
 // once (a slow run skips the ticks it overlaps), never keeping the process alive. Failures are the task's to log.
 import type { Logger } from './log.js';
 
+/** Stops a periodic task: no further run starts; resolves once a run in progress has finished (its transaction
+ *  committed or rolled back), so the database can be closed after it. */
+export type StopPeriodic = () => Promise<void>;
+
 /** Starts `task`; returns the function that stops it. */
-export function startPeriodic(intervalMs: number, task: () => Promise<void>): () => void {
-  let running = false;
+export function startPeriodic(intervalMs: number, task: () => Promise<void>): StopPeriodic {
+  let running: Promise<void> | undefined;
   const timer = setInterval(() => {
-    if (running) return;
-    running = true;
-    task().finally(() => {
-      running = false;
+    if (running !== undefined) return;
+    running = task().finally(() => {
+      running = undefined;
     });
   }, intervalMs);
   timer.unref();
-  return () => clearInterval(timer);
+  return async () => {
+    clearInterval(timer);
+    await running?.catch(() => undefined);
+  };
 }
 
 /**
@@ -25,7 +31,7 @@ export function startPurge(
   what: string,
   intervalMs: number,
   purge: () => Promise<number>,
-): () => void {
+): StopPeriodic {
   return startPeriodic(intervalMs, () =>
     purge()
       .then((n) => {

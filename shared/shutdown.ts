@@ -1,3 +1,4 @@
+import cluster from 'node:cluster';
 import type { Logger } from './log.js';
 
 /** How often a process whose parent may vanish without a signal checks that it is still there. */
@@ -31,17 +32,24 @@ export function whenParentGone(onGone: () => void): void {
   poll.unref();
 }
 
+/** What a supervisor (proxy/cluster.ts) sends a worker to make it drain and exit, as SIGTERM would. */
+export const DRAIN_MESSAGE = { type: 'payroute:drain' } as const;
+
+/** Room for the clean-up after the drain (closing pools and threads) before the process gives up on it. */
+const CLEANUP_MS = 10_000;
+
 /**
- * Graceful stop on SIGINT/SIGTERM, or when the parent that spawned it with an IPC channel has gone: run the cleanup once,
- * then exit; a second signal exits at once.
+ * Graceful stop on SIGINT/SIGTERM, on a supervisor's drain message, or when the parent that spawned it with an IPC
+ * channel has gone: run the cleanup once (it drains within `graceMs`), then exit 0; exit 1 if the cleanup failed
+ * or outlived the grace and its margin. A second signal exits at once.
  */
-export function onShutdown(log: Logger, cleanup: () => Promise<void>): void {
+export function onShutdown(log: Logger, graceMs: number, cleanup: () => Promise<void>): void {
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) process.exit(1);
     stopping = true;
     log.info({ signal }, 'shutting down');
-    const timer = setTimeout(() => process.exit(1), 10_000);
+    const timer = setTimeout(() => process.exit(1), graceMs + CLEANUP_MS);
     timer.unref();
     cleanup().then(
       () => process.exit(0),
@@ -53,8 +61,16 @@ export function onShutdown(log: Logger, cleanup: () => Promise<void>): void {
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
-  // Only a process spawned with an IPC channel (by admin/cli/start.ts) stops with its parent: one started some other
-  // way may be meant to outlive the shell that started it (nohup, a double fork), and its parent PID then changes.
+  // A worker's drain message never exits at once: on a terminal it may already be stopping on the same Ctrl-C.
+  if (cluster.isWorker) {
+    process.on('message', (message: unknown) => {
+      const drain = typeof message === 'object' && message !== null && 'type' in message;
+      if (drain && message.type === DRAIN_MESSAGE.type && !stopping) stop('drain');
+    });
+  }
+  // Only a process spawned with an IPC channel (by admin/cli/start.ts or a cluster supervisor) stops with its parent:
+  // one started some other way may be meant to outlive the shell that started it (nohup, a double fork), and its
+  // parent PID then changes.
   if (process.channel !== undefined) {
     whenParentGone(() => {
       if (!stopping) stop('parent exited');

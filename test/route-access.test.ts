@@ -72,6 +72,7 @@ forEachDb(({ stack, test }) => {
       routes.filter((r) => r.public).map((r) => `${r.process} ${r.method} ${r.path}`),
       [
         'admin GET /healthz',
+        'admin GET /readyz',
         'admin GET /.well-known/jwks.json',
         'admin GET /.well-known/oauth-authorization-server',
         'admin GET /.well-known/oauth-protected-resource',
@@ -87,6 +88,7 @@ forEachDb(({ stack, test }) => {
         'admin POST /device',
         'admin POST /device/decision',
         'proxy GET /healthz',
+        'proxy GET /readyz',
       ],
     );
     for (const r of routes.filter((x) => !x.public)) {
@@ -100,7 +102,7 @@ forEachDb(({ stack, test }) => {
 
   test('the boundary fuzz covers every declared route: ENDPOINTS has a sample for each, and no other', async (t) => {
     const routes = await declaredRoutes(stack().ctx);
-    // The proxy's GET /healthz is its own; the admin's is reached through the proxy under the same key.
+    // The proxy's GET /healthz and /readyz are its own; the admin's are reached on its port under the same keys.
     const declared = [...new Set(routes.map((r) => `${r.method} ${r.path}`))].sort();
     t.deepEqual(Object.keys(ENDPOINTS).sort(), declared);
   });

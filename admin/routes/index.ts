@@ -1,6 +1,7 @@
 // Every route of the admin process, as declarations (admin/http/route.ts), and the one router they are mounted on.
 import { Router, RouterEvents } from '@koa/router';
 import { PUBLIC } from '../../shared/auth/route-access.js';
+import { readiness } from '../../shared/readiness.js';
 import type { AdminDeps } from '../deps.js';
 import { type AdminRoute, type RouteRuntime, get, underPrefix } from '../http/route.js';
 import type { AdminState } from '../http/state.js';
@@ -24,6 +25,11 @@ export function adminRoutes(deps: AdminDeps): AdminRoute[] {
   return [
     get('/healthz', PUBLIC, async (ctx) => {
       ctx.body = { status: 'ok', service: 'admin' };
+    }),
+    get('/readyz', PUBLIC, async (ctx) => {
+      const answer = await readiness('admin', deps.lifecycle, deps.ctx.db);
+      ctx.status = answer.status;
+      ctx.body = answer.body;
     }),
     ...wellKnownRoutes(deps),
     ...oauthRoutes(deps),

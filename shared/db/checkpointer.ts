@@ -3,11 +3,11 @@
 // is a payment's. Run here, once a second and PASSIVE (it never waits for writers), it keeps the WAL short while
 // the proxy, whose threshold is raised (openDb `walAutocheckpointPages`), only checkpoints itself if this stops.
 import type { Logger } from '../log.js';
-import { startPeriodic } from '../periodic.js';
+import { type StopPeriodic, startPeriodic } from '../periodic.js';
 import type { Db } from './orm.js';
 
-export function startCheckpointer(db: Db, log: Logger, intervalMs = 1000): () => void {
-  if (db.dialect !== 'sqlite') return () => {};
+export function startCheckpointer(db: Db, log: Logger, intervalMs = 1000): StopPeriodic {
+  if (db.dialect !== 'sqlite') return async () => {};
   return startPeriodic(intervalMs, () =>
     db
       .checkpoint()

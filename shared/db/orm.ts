@@ -46,6 +46,8 @@ export interface OpenDbOptions {
    * shares one sync among the payments of a group: measured here ~170 µs per COMMIT.
    */
   synchronous?: 'full' | 'normal' | undefined;
+  /** PostgreSQL: the most connections this process opens (DATABASE_POOL_MAX). Default 10. */
+  poolMax?: number | undefined;
 }
 
 export async function openDb(database: Config['database'], opts: OpenDbOptions = {}): Promise<Db> {
@@ -104,7 +106,7 @@ export async function openDb(database: Config['database'], opts: OpenDbOptions =
     orm = (await PostgresORM.init({
       ...common,
       clientUrl: database.url,
-      pool: { min: 0, max: 10 },
+      pool: { min: 0, max: opts.poolMax ?? 10 },
       migrations: {
         migrationsList: postgresqlMigrations,
         path: 'shared/db/migrations/postgresql',

@@ -4,7 +4,7 @@
 // and delegations are never purged: they are the record of what a user consented to and what was spent.
 import type { ServiceContext } from '../context.js';
 import type { Logger } from '../log.js';
-import { startPurge } from '../periodic.js';
+import { type StopPeriodic, startPurge } from '../periodic.js';
 import { GUESS_WINDOW_SECS } from './guess-limit.js';
 
 const GRACE_MS = 86_400_000;
@@ -49,6 +49,6 @@ export async function purgeOAuth(ctx: ServiceContext, now: Date, maxBatches = 10
 }
 
 /** Runs the purge every `intervalMs` in the admin process; returns its stop function. */
-export function startOAuthPurge(ctx: ServiceContext, log: Logger, intervalMs = 600_000): () => void {
+export function startOAuthPurge(ctx: ServiceContext, log: Logger, intervalMs = 600_000): StopPeriodic {
   return startPurge(log, 'expired OAuth codes, tokens and sessions', intervalMs, () => purgeOAuth(ctx, ctx.now()));
 }

@@ -6,7 +6,7 @@
 import type { ServiceContext } from '../context.js';
 import { RouterPayment } from '../db/entities/index.js';
 import type { Logger } from '../log.js';
-import { startPeriodic } from '../periodic.js';
+import { type StopPeriodic, startPeriodic } from '../periodic.js';
 import { releaseFeeLegIn } from './payments.js';
 
 /** Releases up to `max` fee legs reserved before `olderThan`; resolves with how many it released. */
@@ -42,7 +42,12 @@ export async function releaseStaleFeeLegs(ctx: ServiceContext, olderThan: Date, 
 }
 
 /** Runs the sweep every `intervalMs` in the admin process; returns its stop function. */
-export function startFeeSweep(ctx: ServiceContext, log: Logger, afterSeconds: number, intervalMs = 60_000): () => void {
+export function startFeeSweep(
+  ctx: ServiceContext,
+  log: Logger,
+  afterSeconds: number,
+  intervalMs = 60_000,
+): StopPeriodic {
   return startPeriodic(intervalMs, () =>
     releaseStaleFeeLegs(ctx, new Date(ctx.now().getTime() - afterSeconds * 1000))
       .then((n) => {

@@ -2,6 +2,7 @@
 // the helpers the route-level tests share to call each of them.
 import { getAddress } from 'viem';
 import { buildAdminApp } from '../../admin/app.js';
+import { createLifecycle } from '../../shared/lifecycle.js';
 import { buildRouterRoutes } from '../../proxy/routes/index.js';
 import type { ServiceContext } from '../../shared/context.js';
 import { createDigestSigner } from '../../shared/protocols/digest-signer.js';
@@ -37,18 +38,21 @@ export async function declaredRoutes(ctx: ServiceContext): Promise<Declared[]> {
   const upstream = createUpstream({ allowPrivate: false });
   const signer = createDigestSigner(0);
   try {
-    const table = buildRouterRoutes({
-      ctx,
-      claims: createClaimStore(),
-      limiter: createConcurrencyLimiter(1),
-      waiting: createConcurrencyLimiter(1),
-      upstream,
-      feeRecipient: getAddress(`0x${'11'.repeat(20)}`),
-      walletKeys: createWalletKeyCache(ctx),
-      delegations: createDelegationSnapshots(ctx),
-      signer,
-      settlement: createSettlement(ctx),
-    });
+    const table = buildRouterRoutes(
+      {
+        ctx,
+        claims: createClaimStore(),
+        limiter: createConcurrencyLimiter(1),
+        waiting: createConcurrencyLimiter(1),
+        upstream,
+        feeRecipient: getAddress(`0x${'11'.repeat(20)}`),
+        walletKeys: createWalletKeyCache(ctx),
+        delegations: createDelegationSnapshots(ctx),
+        signer,
+        settlement: createSettlement(ctx),
+      },
+      createLifecycle(),
+    );
     const proxy = table.routes().map((r) => ({
       process: 'proxy' as const,
       method: r.method,

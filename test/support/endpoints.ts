@@ -152,6 +152,7 @@ const PUBLIC_DOCUMENT: EndpointCase = {
 export const ENDPOINTS: Readonly<Record<string, EndpointCase>> = {
   // Admin, outside /api/v1.
   'GET /healthz': { sample: async () => ({ as: 'seller', query: { probe: 'x' } }), kinds: { 'query.probe': 'opaque' } },
+  'GET /readyz': { sample: async () => ({ as: 'seller', query: { probe: 'x' } }), kinds: { 'query.probe': 'opaque' } },
   'GET /.well-known/jwks.json': PUBLIC_DOCUMENT,
   'GET /.well-known/oauth-authorization-server': PUBLIC_DOCUMENT,
   'GET /.well-known/oauth-protected-resource': PUBLIC_DOCUMENT,

@@ -131,6 +131,29 @@ export async function scriptedMerchant(
 }
 
 /**
+ * A relay in front of a merchant at `origin`: each request is sent on with its end-to-end headers once `before`
+ * resolved (a test holds paid requests there), and the merchant's answer is relayed back.
+ */
+export async function relayMerchant(
+  origin: string,
+  before: (req: IncomingMessage) => Promise<void> | void = () => {},
+): Promise<ScriptedMerchant> {
+  return scriptedMerchant(async (req, res) => {
+    const headers: Record<string, string> = {};
+    for (const [k, v] of Object.entries(req.headers))
+      if (typeof v === 'string' && !['host', 'connection', 'content-length'].includes(k)) headers[k] = v;
+    await before(req);
+    const r = await fetch(origin + (req.url ?? '/'), { headers });
+    const out: Record<string, string> = {};
+    r.headers.forEach((v, k) => {
+      if (!['content-length', 'transfer-encoding', 'connection', 'content-encoding'].includes(k)) out[k] = v;
+    });
+    res.writeHead(r.status, out);
+    res.end(Buffer.from(await r.arrayBuffer()));
+  });
+}
+
+/**
  * A merchant that answers EVERY call (paid or not) with the 402 the official v2 merchant gave: the paid hop is
  * refused with another 402.
  */

@@ -30,7 +30,16 @@ export interface Stack {
   /** Creates a user (as the CLI does) and an API client bound to its key, talking to the proxy. */
   user(email?: string): Promise<CreatedUser & { api: ApiClient }>;
   /** Starts one more process of the given kind against the same database. */
-  spawn(kind: 'admin' | 'proxy', extraEnv?: Record<string, string>): Promise<{ url: string; stop(): Promise<void> }>;
+  spawn(kind: 'admin' | 'proxy', extraEnv?: Record<string, string>): Promise<Spawned>;
+  stop(): Promise<void>;
+}
+
+/** A process started with `Stack.spawn`. */
+export interface Spawned {
+  readonly url: string;
+  readonly child: ChildProcess;
+  /** Resolves with how the process ended (an exit code, or the signal that killed it). */
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   stop(): Promise<void>;
 }
 
@@ -145,7 +154,12 @@ export async function startStack(kind: DbKind, extraEnv: Record<string, string> 
         ...more,
       });
       children.push(p.child);
-      return { url: `http://127.0.0.1:${p.port}`, stop: () => stopProcess(p.child) };
+      const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+        if (p.child.exitCode !== null || p.child.signalCode !== null)
+          resolve({ code: p.child.exitCode, signal: p.child.signalCode });
+        else p.child.once('exit', (code, signal) => resolve({ code, signal }));
+      });
+      return { url: `http://127.0.0.1:${p.port}`, child: p.child, exited, stop: () => stopProcess(p.child) };
     },
     async stop() {
       await Promise.all(children.map(stopProcess));
