@@ -8,6 +8,7 @@ import { startCheckpointer } from '../shared/db/checkpointer.js';
 import { ensureSigningKey } from '../shared/keys/signing-keys.js';
 import { startIdempotencyPurge } from '../shared/idempotency/store.js';
 import { createLogger } from '../shared/log.js';
+import { startMetrics } from '../shared/metrics/listener.js';
 import { startOAuthPurge } from '../shared/oauth/purge.js';
 import { startFeeSweep } from '../shared/router/fee-sweep.js';
 import { settlementOf } from '../shared/settlement/backend.js';
@@ -39,6 +40,7 @@ server.keepAliveTimeout = 65_000;
 server.headersTimeout = config.HEADERS_TIMEOUT_MS;
 server.requestTimeout = config.HEADERS_TIMEOUT_MS + config.ADMIN_BODY_TIMEOUT_MS + 5_000;
 server.on('clientError', clientErrorHandler(config.DOCS_URL));
+const metrics = await startMetrics('admin', config, log, createServer);
 server.listen(config.ADMIN_PORT, config.HOST, () => {
   const addr = server.address();
   const port = typeof addr === 'object' && addr !== null ? addr.port : config.ADMIN_PORT;
@@ -54,5 +56,6 @@ onShutdown(log, async () => {
   stopChainJobs();
   await new Promise<void>((resolve) => server.close(() => resolve()));
   server.closeAllConnections();
+  await metrics.close();
   await ctx.db.close();
 });

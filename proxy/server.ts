@@ -14,6 +14,7 @@ import { createContext } from '../shared/context.js';
 import { settlementOf } from '../shared/settlement/backend.js';
 import { clientErrorHandler, connectionsCheckingIntervalMs } from '../shared/errors/client-error.js';
 import { createLogger } from '../shared/log.js';
+import { startMetrics } from '../shared/metrics/listener.js';
 import { onShutdown } from '../shared/shutdown.js';
 import { buildProxyHandler } from './app.js';
 import { createAdminForwarder } from './admin-forward.js';
@@ -62,6 +63,7 @@ server.headersTimeout = config.HEADERS_TIMEOUT_MS;
 server.requestTimeout =
   config.HEADERS_TIMEOUT_MS + Math.max(config.ROUTER_REQUEST_BODY_TIMEOUT_MS, config.ADMIN_BODY_TIMEOUT_MS) + 5_000;
 server.on('clientError', clientErrorHandler(config.DOCS_URL));
+const metrics = await startMetrics('proxy', config, log, createServer);
 server.listen(config.PROXY_PORT, config.HOST, () => {
   const addr = server.address();
   const port = typeof addr === 'object' && addr !== null ? addr.port : config.PROXY_PORT;
@@ -71,6 +73,7 @@ server.listen(config.PROXY_PORT, config.HOST, () => {
 onShutdown(log, async () => {
   await new Promise<void>((resolve) => server.close(() => resolve()));
   server.closeAllConnections();
+  await metrics.close();
   admin.close();
   await upstream.close();
   await signer.close();
