@@ -10,6 +10,8 @@ import type { AdminState } from './http/state.js';
 import { correlation } from './middleware/correlation.js';
 import { errorHandler } from './middleware/error-handler.js';
 import { jsonBody } from './middleware/json-body.js';
+import { httpMetrics, metricsRoute } from './middleware/metrics.js';
+import { registerRouteTemplates } from '../shared/metrics/labels.js';
 import { adminRoutes, mountRoutes } from './routes/index.js';
 
 /** `lifecycle`: the serving process's (admin/server.ts); an app built only to read its routes gets its own. */
@@ -35,8 +37,11 @@ export function buildAdminApp(
     readBody: (c, kind) => bodies[kind](c, async () => undefined),
     idempotency: idempotencyRunner(ctx),
   });
+  registerRouteTemplates(routes.map((r) => r.path));
+  app.use(httpMetrics());
   app.use(correlation(ctx.log));
   app.use(errorHandler(ctx.config.DOCS_URL));
+  app.use(metricsRoute(ctx.config.METRICS_TOKEN));
   app.use(router.routes());
   return { app, deps, routes };
 }

@@ -8,6 +8,7 @@ import { startCheckpointer } from '../shared/db/checkpointer.js';
 import { ensureSigningKey } from '../shared/keys/signing-keys.js';
 import { startIdempotencyPurge } from '../shared/idempotency/store.js';
 import { createLogger } from '../shared/log.js';
+import { startMetrics } from '../shared/metrics/listener.js';
 import { startOAuthPurge } from '../shared/oauth/purge.js';
 import { startFeeSweep } from '../shared/router/fee-sweep.js';
 import { settlementOf } from '../shared/settlement/backend.js';
@@ -41,6 +42,7 @@ server.keepAliveTimeout = 65_000;
 server.headersTimeout = config.HEADERS_TIMEOUT_MS;
 server.requestTimeout = config.HEADERS_TIMEOUT_MS + config.ADMIN_BODY_TIMEOUT_MS + 5_000;
 server.on('clientError', clientErrorHandler(config.DOCS_URL));
+const metrics = await startMetrics('admin', config, log, createServer);
 server.listen(config.ADMIN_PORT, config.HOST, () => {
   const addr = server.address();
   const port = typeof addr === 'object' && addr !== null ? addr.port : config.ADMIN_PORT;
@@ -54,5 +56,6 @@ onShutdown(log, config.SHUTDOWN_GRACE_MS, async () => {
     log.warn({ graceMs: config.SHUTDOWN_GRACE_MS }, 'requests still in flight when the grace ran out were cut');
   // After the requests: a background run still going finishes its transaction before the database closes.
   await Promise.all([stopCheckpointer(), stopFeeSweep(), stopIdempotencyPurge(), stopOAuthPurge(), stopChainJobs()]);
+  await metrics.close();
   await ctx.db.close();
 });

@@ -45,6 +45,20 @@ export const ConfigSchema = z
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     /** Log destination: unset = stderr, or a file path. */
     LOG_FILE: z.string().min(1).optional(),
+    /** `json` (one JSON object per line), `pretty` (lines for a person), or `auto`: pretty when the log goes to a
+     *  terminal (stderr is one and LOG_FILE is unset), JSON lines otherwise. Default auto. */
+    LOG_FORMAT: z.enum(['auto', 'json', 'pretty']).default('auto'),
+    // --- Metrics (README "Metrics and logs"); GET /metrics is never public by default ---
+    /** Bearer token that opens GET /metrics on each process's own port (and is then required on the metrics ports
+     *  too). Unset: /metrics is not served on the main ports. RFC 6750 token characters, at least 16. */
+    METRICS_TOKEN: z
+      .string()
+      .regex(/^[A-Za-z0-9._~+/-]{16,}=*$/, 'must be at least 16 characters of A-Z a-z 0-9 . _ ~ + / -')
+      .optional(),
+    /** Port (on HOST) of a listener serving only the admin process's GET /metrics; unset: none. Keep it unexposed. */
+    ADMIN_METRICS_PORT: port.optional(),
+    /** Port (on HOST) of a listener serving only the proxy process's GET /metrics; unset: none. */
+    PROXY_METRICS_PORT: port.optional(),
     /** JSON request body limit in bytes. Default 1 MB. */
     BODY_LIMIT_BYTES: whole.pipe(z.number().int().positive()).default(1_048_576),
     /** How long an authenticated API key stays cached; revocation takes effect within this. Max 1000 ms. */
@@ -178,6 +192,20 @@ export const ConfigSchema = z
     {
       path: ['SETTLEMENT_BACKEND'],
       message: "rpc needs the JSON-RPC URL of the environment's chain (RPC_URL_84532 in sandbox, RPC_URL_8453 in live)",
+      when: () => true,
+    },
+  )
+  // `npm start` runs both processes with one environment: each listener needs a port of its own (0 picks a free one).
+  .refine(
+    (c) => {
+      const set = (p: unknown): p is number => typeof p === 'number' && p !== 0;
+      const metrics = [c.ADMIN_METRICS_PORT, c.PROXY_METRICS_PORT].filter(set);
+      const ports = [c.ADMIN_PORT, c.PROXY_PORT].filter(set);
+      return metrics.every((m, i) => !ports.includes(m) && metrics.indexOf(m) === i);
+    },
+    {
+      path: ['ADMIN_METRICS_PORT'],
+      message: 'ADMIN_PORT, PROXY_PORT, ADMIN_METRICS_PORT and PROXY_METRICS_PORT must all differ',
       when: () => true,
     },
   )

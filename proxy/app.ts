@@ -1,5 +1,6 @@
 // The proxy process's request handler: the public front door. It serves its own routes (/healthz and the router:
-// /api/v1/router/*, /api/v1/proxy, /proxy) from its route table and forwards everything else to the admin process.
+// /api/v1/router/*, /api/v1/proxy, /proxy) from its route table, answers /metrics itself (its own metrics, never
+// the admin's), and forwards everything else to the admin process.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Config } from '../config/index.js';
 import type { CredentialResolver } from '../shared/auth/credential-resolver.js';
@@ -7,6 +8,9 @@ import { correlationId } from '../shared/correlation.js';
 import { AppError, asAppError } from '../shared/errors/app-error.js';
 import type { Logger } from '../shared/log.js';
 import { lingerAfter } from '../shared/lingering-close.js';
+import { type HttpObservation, observeRequest } from '../shared/metrics/http.js';
+import { METRICS_PATH, ROUTE_FORWARDED, registerRouteTemplates } from '../shared/metrics/labels.js';
+import { mainPortAccess, metricsAnswer } from '../shared/metrics/endpoint.js';
 import { type RequestTarget, targetOf } from './http/request-target.js';
 import type { RequestFacts, RouteTable } from './http/route-table.js';
 import type { AdminForwarder } from './admin-forward.js';
@@ -31,6 +35,9 @@ function paymentIdOf(err: AppError): string | undefined {
 }
 
 export function buildProxyHandler({ config, log, admin, credentials, routes }: ProxyDeps) {
+  registerRouteTemplates(routes.routes().map((r) => r.path));
+  const metricsAccess = mainPortAccess(config.METRICS_TOKEN);
+
   /** Runs the route the request names; what no route takes is 404 or 405, after a valid credential. */
   async function dispatch(
     req: IncomingMessage,
@@ -38,11 +45,13 @@ export function buildProxyHandler({ config, log, admin, credentials, routes }: P
     target: RequestTarget,
     id: string,
     facts: RequestFacts,
+    http: HttpObservation,
   ): Promise<void> {
     const method = req.method ?? 'GET';
     const path = target.pathname;
     const found = routes.match(method, path);
     if (found.type === 'route') {
+      http.route = found.route.path;
       await found.route.serve({ req, res, target, correlationId: id, params: found.params, facts }, credentials);
       return;
     }
@@ -57,11 +66,17 @@ export function buildProxyHandler({ config, log, admin, credentials, routes }: P
   }
 
   /** One request of the proxy's own routes, logged at info when it finished (never its headers or body). */
-  async function serveOwn(req: IncomingMessage, res: ServerResponse, target: RequestTarget, id: string) {
+  async function serveOwn(
+    req: IncomingMessage,
+    res: ServerResponse,
+    target: RequestTarget,
+    id: string,
+    http: HttpObservation,
+  ) {
     const started = performance.now();
     const facts: RequestFacts = { paymentId: undefined };
     try {
-      await dispatch(req, res, target, id, facts);
+      await dispatch(req, res, target, id, facts, http);
     } catch (err) {
       const appError = asAppError(err);
       if (appError.httpStatus >= 500) log.error({ err, correlationId: id }, 'router request failed');
@@ -87,8 +102,20 @@ export function buildProxyHandler({ config, log, admin, credentials, routes }: P
     );
   }
 
+  /** The proxy's own metrics, never the admin's (those are on the admin's port): /metrics is never forwarded. */
+  function serveMetrics(req: IncomingMessage, res: ServerResponse, id: string): void {
+    metricsAnswer(metricsAccess, req.method, req.headers.authorization).then(
+      (answer) => {
+        res.writeHead(answer.status, { ...answer.headers, 'content-length': Buffer.byteLength(answer.body) });
+        res.end(answer.body);
+      },
+      (err: unknown) => sendError(res, asAppError(err), id, config.DOCS_URL),
+    );
+  }
+
   /** Resolves once the request's own work is done (a forwarded request's is the forwarder's, tracked by its response). */
   return (req: IncomingMessage, res: ServerResponse): Promise<void> | undefined => {
+    const http = observeRequest(req.method, res);
     const id = correlationId(req.headers['x-correlation-id'] ?? req.headers['x-request-id']);
     req.headers['x-correlation-id'] = id;
     res.setHeader('x-correlation-id', id);
@@ -97,11 +124,17 @@ export function buildProxyHandler({ config, log, admin, credentials, routes }: P
       sendError(res, new AppError('BCK.HTTP.0400', 'malformed request target'), id, config.DOCS_URL);
       return;
     }
+    if (target.pathname === METRICS_PATH) {
+      http.route = METRICS_PATH;
+      serveMetrics(req, res, id);
+      return;
+    }
     if (OWN_PATHS.test(target.pathname)) {
-      return serveOwn(req, res, target, id).catch((err: unknown) =>
+      return serveOwn(req, res, target, id, http).catch((err: unknown) =>
         log.error({ err, correlationId: id }, 'request log'),
       );
     }
+    http.route = ROUTE_FORWARDED;
     // Refuse a declared oversize body here: forwarding it would race the admin's 413 against the upload and
     // could surface as a 502. (Chunked bodies are still limited by the admin's parser.)
     const declared = Number(req.headers['content-length'] ?? '0');

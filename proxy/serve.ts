@@ -16,6 +16,7 @@ import { clientErrorHandler, connectionsCheckingIntervalMs } from '../shared/err
 import type { Logger } from '../shared/log.js';
 import { onShutdown } from '../shared/shutdown.js';
 import { createLifecycle, drainServer, tracked } from '../shared/lifecycle.js';
+import { startMetrics } from '../shared/metrics/listener.js';
 import { buildProxyHandler } from './app.js';
 import { createAdminForwarder } from './admin-forward.js';
 import { buildRouterRoutes } from './routes/index.js';
@@ -67,6 +68,7 @@ export async function serveProxy(config: Config, log: Logger, announce: boolean)
   server.requestTimeout =
     config.HEADERS_TIMEOUT_MS + Math.max(config.ROUTER_REQUEST_BODY_TIMEOUT_MS, config.ADMIN_BODY_TIMEOUT_MS) + 5_000;
   server.on('clientError', clientErrorHandler(config.DOCS_URL));
+  const metrics = await startMetrics('proxy', config, log, createServer);
   server.listen(config.PROXY_PORT, config.HOST, () => {
     const addr = server.address();
     const port = typeof addr === 'object' && addr !== null ? addr.port : config.PROXY_PORT;
@@ -77,6 +79,7 @@ export async function serveProxy(config: Config, log: Logger, announce: boolean)
   onShutdown(log, config.SHUTDOWN_GRACE_MS, async () => {
     if (!(await drainServer(server, lifecycle, config.SHUTDOWN_GRACE_MS)))
       log.warn({ graceMs: config.SHUTDOWN_GRACE_MS }, 'calls still in flight when the grace ran out were cut');
+    await metrics.close();
     admin.close();
     await upstream.close();
     await signer.close();

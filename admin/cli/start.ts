@@ -7,7 +7,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { loadConfigOrExit } from '../../config/index.js';
 import { createContext } from '../../shared/context.js';
-import { createLogger } from '../../shared/log.js';
+import { createLogger, logFormatOf } from '../../shared/log.js';
 import { whenParentGone } from '../../shared/shutdown.js';
 
 const config = loadConfigOrExit();
@@ -33,7 +33,9 @@ const tsx = import.meta.resolve('tsx');
 function run(name: string, entry: string): void {
   const child = spawn(process.execPath, ['--import', tsx, join(root, entry)], {
     cwd: process.cwd(),
-    env: { ...process.env, PAYROUTE_SKIP_MIGRATE: '1' },
+    // Their stderr is a pipe to this process: they log in the format this process's own terminal (or its
+    // LOG_FORMAT) calls for, not JSON because of the pipe.
+    env: { ...process.env, PAYROUTE_SKIP_MIGRATE: '1', LOG_FORMAT: logFormatOf(config) },
     // The IPC channel is how the children learn that this process is gone, even when it is killed outright
     // (shared/shutdown.ts): the kernel closes it, and they stop instead of running on under PID 1.
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],

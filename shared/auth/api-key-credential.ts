@@ -4,6 +4,7 @@ import type { ServiceContext } from '../context.js';
 import { secretsEqual, sha256Hex } from '../crypto/hashing.js';
 import { ApiKey, User } from '../db/entities/index.js';
 import { AppError } from '../errors/app-error.js';
+import { cacheLookup } from '../metrics/caches.js';
 import type { ApiKeyCaller } from './caller.js';
 
 export interface ApiKeyCredential {
@@ -33,7 +34,7 @@ export function createApiKeyCredential(ctx: ServiceContext): ApiKeyCredential {
       // A key of the other environment is refused without a lookup.
       if (!key.startsWith(prefix)) return refuse('API key is not valid for this environment');
       const hash = sha256Hex(key);
-      const hit = cache?.get(hash);
+      const hit = cacheLookup('api_key', cache?.get(hash));
       if (hit !== undefined) return hit;
       const em = ctx.db.em();
       const row = await em.findOne(ApiKey, { keyHash: hash });

@@ -11,6 +11,7 @@ import type { ServiceContext } from '../context.js';
 import { CONSENT_TYPES, User } from '../db/entities/index.js';
 import { AppError } from '../errors/app-error.js';
 import type { TokenSigner } from '../keys/signing-keys.js';
+import { cacheLookup } from '../metrics/caches.js';
 import { liveGrant } from '../oauth/grants.js';
 import { resourceOf } from '../oauth/metadata.js';
 import { ACCESS_TOKEN_TYP } from '../oauth/tokens.js';
@@ -77,7 +78,7 @@ export function createOAuthCredential(ctx: ServiceContext, signer: TokenSigner):
     matches: (token) => JWT_FORM.test(token),
     async verify(token) {
       const digest = verified === undefined ? '' : createHash('sha256').update(token).digest('base64url');
-      const hit = verified?.get(digest);
+      const hit = cacheLookup('oauth_token', verified?.get(digest));
       if (hit !== undefined) return hit;
       let payload: unknown;
       try {

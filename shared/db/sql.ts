@@ -8,6 +8,7 @@
 import { type SqlEntityManager, SqlitePlatform } from '@mikro-orm/sql';
 import { CompiledQuery, type Kysely, type Transaction } from 'kysely';
 import type { Pool, PoolClient } from 'pg';
+import { observeGroupCommit, timedTransaction } from '../metrics/database.js';
 import { keyedSerializer } from '../serial.js';
 
 /** The two databases the service runs on. */
@@ -131,6 +132,7 @@ export function sqliteRunner(handle: SqliteHandle): SqlRunner {
   const runGroup = async (group: readonly Queued[]): Promise<void> => {
     const outcomes: ({ ok: true; value: unknown } | { ok: false; error: unknown })[] = [];
     let lost: unknown;
+    observeGroupCommit(group.length);
     await handle.exclusive(async () => {
       prepare('BEGIN IMMEDIATE').run();
       try {
@@ -178,10 +180,13 @@ export function sqliteRunner(handle: SqliteHandle): SqlRunner {
   return {
     dialect: 'sqlite',
     transaction: <T>(work: (tx: SqlTx) => Promise<T>) =>
-      new Promise<T>((resolve, reject) => {
-        queue.push({ work, resolve: resolve as (v: unknown) => void, reject });
-        schedule();
-      }),
+      timedTransaction(
+        'sqlite',
+        new Promise<T>((resolve, reject) => {
+          queue.push({ work, resolve: resolve as (v: unknown) => void, reject });
+          schedule();
+        }),
+      ),
   };
 }
 
@@ -237,7 +242,7 @@ export function postgresRunner(pool: Pool): SqlRunner {
     dialect: 'postgresql',
     transaction<T>(work: (tx: SqlTx) => Promise<T>, opts: { serializeOn?: string } = {}): Promise<T> {
       const key = opts.serializeOn;
-      return key === undefined ? run(work) : serial(key, () => run(work));
+      return timedTransaction('postgresql', key === undefined ? run(work) : serial(key, () => run(work)));
     },
   };
 }

@@ -63,6 +63,13 @@ export const catalogue = {
     'This credential kind cannot call this route',
     'Call the route with a credential of a kind it accepts (the error params list them).',
   ),
+  // GET /metrics on a process's own port is served only with METRICS_TOKEN (README "Metrics and logs").
+  'BCK.AUTH.0003': entry(
+    401,
+    'auth',
+    'Missing or invalid metrics token',
+    'Send Authorization: Bearer <METRICS_TOKEN> (the token the operator configured for scraping).',
+  ),
 
   // Registry and credits (protocol)
   'BCK.PROTOCOL.0003': entry(404, 'not_found', 'Plan not found', 'Check the planId.'),

@@ -14,6 +14,7 @@ import type { ServiceContext } from '../context.js';
 import { sha256Hex } from '../crypto/hashing.js';
 import type { SqlTx } from '../db/sql.js';
 import { uuidv7 } from '../ids.js';
+import { countCacheLookup } from '../metrics/caches.js';
 import type { Logger } from '../log.js';
 import { type StopPeriodic, startPurge } from '../periodic.js';
 
@@ -85,6 +86,8 @@ export async function claim(ctx: ServiceContext, r: ClaimRequest): Promise<Claim
     const now = ctx.now();
     const result = await ctx.db.sql.transaction((tx) => attempt(ctx, tx, r, keyHash, now));
     if (result.type === 'again') continue;
+    if (result.type === 'claimed' || result.type === 'stored')
+      countCacheLookup('idempotency_key', result.type === 'stored');
     if (result.type !== 'stored') return result;
     // Opened outside the transaction: its work runs statements only (shared/db/sql.ts).
     const { headers, body } = SealedAnswer.parse(JSON.parse(ctx.box.open(result.sealed)));

@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import type { ServiceContext } from '../context.js';
 import type { TokenSigner } from '../keys/signing-keys.js';
+import { countedTokenRequest } from '../metrics/oauth.js';
 import { line } from '../text.js';
 import { redeemAuthorizationCode } from './grant-authorization-code.js';
 import { redeemDeviceCode } from './grant-device-code.js';
@@ -22,7 +23,11 @@ const GRANT_BY_TYPE = new Map(Object.entries(GRANTS));
 
 const GrantType = z.object({ grant_type: line(200).min(1) });
 
-export async function tokenRequest(ctx: ServiceContext, signer: TokenSigner, body: unknown): Promise<TokenResponse> {
+export function tokenRequest(ctx: ServiceContext, signer: TokenSigner, body: unknown): Promise<TokenResponse> {
+  return countedTokenRequest(body, () => answer(ctx, signer, body));
+}
+
+async function answer(ctx: ServiceContext, signer: TokenSigner, body: unknown): Promise<TokenResponse> {
   const { grant_type } = parseTokenRequest(GrantType, body);
   const grant = GRANT_BY_TYPE.get(grant_type);
   if (grant === undefined) throw unsupportedGrantType(`grant_type ${grant_type} is not supported`);

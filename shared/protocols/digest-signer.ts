@@ -12,6 +12,7 @@ import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import { keccak_256 } from '@noble/hashes/sha3';
 import secp256k1 from 'secp256k1';
+import { timedSignature } from '../metrics/signing.js';
 
 /** An EIP-712 message ready to hash: the 32-byte domain separator and encodeData(struct) with its type hash. */
 export interface TypedStruct {
@@ -50,13 +51,14 @@ export function signTypedNow(typed: TypedStruct, key: Uint8Array): Uint8Array {
 
 /** Signs on the calling thread. */
 export const inlineSigner: DigestSigner = {
-  sign: (typed, key) => {
-    try {
-      return Promise.resolve(signTypedNow(typed, key));
-    } catch (err) {
-      return Promise.reject(err);
-    }
-  },
+  sign: (typed, key) =>
+    timedSignature(() => {
+      try {
+        return Promise.resolve(signTypedNow(typed, key));
+      } catch (err) {
+        return Promise.reject(err);
+      }
+    }),
   close: () => Promise.resolve(),
 };
 
@@ -175,19 +177,22 @@ export function createDigestSigner(threads: number): DigestSigner {
   return {
     sign(typed, key) {
       if (closed) return Promise.reject(new Error('the signer is closed'));
-      return new Promise<Uint8Array>((resolve, reject) => {
-        const id = nextId++;
-        pending.set(id, { resolve, reject });
-        busy();
-        // A copy per job: postMessage clones an array that occurs twice in one batch ONCE, and the worker wipes
-        // each job's key after use (the caller keeps its own).
-        queue.push([id, typed.domainSeparator, typed.encodedStruct, key.slice()]);
-        if (!scheduled) {
-          scheduled = true;
-          // After the poll phase: every request that arrived with this batch of socket reads is in the queue.
-          setImmediate(flush);
-        }
-      });
+      return timedSignature(
+        () =>
+          new Promise<Uint8Array>((resolve, reject) => {
+            const id = nextId++;
+            pending.set(id, { resolve, reject });
+            busy();
+            // A copy per job: postMessage clones an array that occurs twice in one batch ONCE, and the worker wipes
+            // each job's key after use (the caller keeps its own).
+            queue.push([id, typed.domainSeparator, typed.encodedStruct, key.slice()]);
+            if (!scheduled) {
+              scheduled = true;
+              // After the poll phase: every request that arrived with this batch of socket reads is in the queue.
+              setImmediate(flush);
+            }
+          }),
+      );
     },
     async close() {
       closed = true;

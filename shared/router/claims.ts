@@ -3,6 +3,7 @@
 // only for the first request's paymentId (known once the durable claim is in), so its 409 can name it. The
 // database's unique (user_id, request_id) key stays the durable claim across processes.
 import { LRUCache } from 'lru-cache';
+import { cacheLookup } from '../metrics/caches.js';
 
 interface Entry {
   paymentId: string | undefined;
@@ -51,7 +52,7 @@ export function createClaimStore(opts: { max?: number; ttlMs?: number } = {}): C
   return {
     tryClaim(owner, requestId) {
       const k = key(owner, requestId);
-      const existing = inFlight.get(k) ?? kept.get(k);
+      const existing = cacheLookup('router_claims', inFlight.get(k) ?? kept.get(k));
       if (existing !== undefined) return { type: 'held', paymentId: known(existing) };
       inFlight.set(k, { paymentId: undefined, settled: false, waiters: undefined });
       return { type: 'claimed' };

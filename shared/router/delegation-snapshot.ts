@@ -2,6 +2,7 @@ import { LRUCache } from 'lru-cache';
 import type { ServiceContext } from '../context.js';
 import type { InferEntity } from '@mikro-orm/core';
 import { Delegation } from '../db/entities/index.js';
+import { cacheLookup } from '../metrics/caches.js';
 
 /** A delegation row as read (an entity's plain fields). */
 export type DelegationRow = InferEntity<typeof Delegation>;
@@ -29,7 +30,7 @@ export function createDelegationSnapshots(
   return {
     async get(userId, delegationId) {
       const k = `${userId}\u0000${delegationId}`;
-      const hit = cache.get(k);
+      const hit = cacheLookup('delegation_snapshot', cache.get(k));
       if (hit !== undefined) return hit;
       const d = await ctx.db.em().findOne(Delegation, { id: delegationId, userId });
       // A plain copy: the cache must not keep the entity's EntityManager (and its identity map) alive.

@@ -10,9 +10,11 @@ import { spendableDelegation } from './spendable-delegation.js';
 import { feeRecord } from './fees.js';
 import { payerOf } from './payer.js';
 import { withClaim } from './idempotency.js';
-import { issuePayment } from './pay.js';
+import { type IssuedPayment, issuePayment } from './pay.js';
 import { settlementRecord } from './payment-record.js';
 import type { MintBody } from './schemas.js';
+import type { PaymentChoice } from '../protocols/payment.js';
+import { choiceProtocol, countPayment, countRefusedPayment, protocolLabel } from '../metrics/payments.js';
 
 /** The caller's target as the merchant's 402 would have carried it, so one chooser serves every mode. */
 function answerOf(body: MintBody): UpstreamAnswer {
@@ -41,21 +43,30 @@ function answerOf(body: MintBody): UpstreamAnswer {
 export async function mintCredential(services: RouterServices, principal: ApiKeyCaller, body: MintBody) {
   const answer = answerOf(body);
   return withClaim(services, principal, body.requestId, async (claim) => {
-    const delegation = await spendableDelegation(services, principal, body.delegationId);
-    const payer = await payerOf(services, principal, delegation);
-    const choice = chooseFromAnswer(services, delegation, answer, payer.address, payer.organization?.memberWallet);
-    if (choice.type !== body.protocol)
-      throw new AppError('BCK.ROUTER.0001', `target is not a fundable ${body.protocol} offer`);
-    const issued = await issuePayment(services, {
-      principal,
-      delegation,
-      payer,
-      choice,
-      mode: 'credential',
-      requestId: body.requestId,
-      resourceUrl: body.resourceUrl,
-      claim,
-    });
+    // What was chosen so far: a refusal is counted with it (shared/metrics); a credential handed out is `issued`.
+    let choice: PaymentChoice | undefined;
+    let issued: IssuedPayment;
+    try {
+      const delegation = await spendableDelegation(services, principal, body.delegationId);
+      const payer = await payerOf(services, principal, delegation);
+      choice = chooseFromAnswer(services, delegation, answer, payer.address, payer.organization?.memberWallet);
+      if (choice.type !== body.protocol)
+        throw new AppError('BCK.ROUTER.0001', `target is not a fundable ${body.protocol} offer`);
+      issued = await issuePayment(services, {
+        principal,
+        delegation,
+        payer,
+        choice,
+        mode: 'credential',
+        requestId: body.requestId,
+        resourceUrl: body.resourceUrl,
+        claim,
+      });
+    } catch (err) {
+      countRefusedPayment(choiceProtocol(choice), err);
+      throw err;
+    }
+    countPayment(protocolLabel(issued.row), 'issued');
     return {
       paymentId: issued.paymentId,
       protocol: issued.row.protocol,
@@ -66,7 +77,7 @@ export async function mintCredential(services: RouterServices, principal: ApiKey
       },
       settlement: settlementRecord(issued.row),
       fee: feeRecord(issued.fees, true),
-      delegationId: delegation.id,
+      delegationId: issued.row.delegationId,
       status: 'Issued',
       ...(issued.row.x402Version == null ? {} : { x402Version: issued.row.x402Version }),
       resourceUrl: body.resourceUrl ?? null,

@@ -19,6 +19,8 @@ import { payerOf } from './payer.js';
 import { outcomeOf } from './outcome.js';
 import { type IssuedPayment, finishFeeLeg, finishPayment, issuePayment } from './pay.js';
 import { toCredentialHeader } from './credential-header.js';
+import type { PaymentChoice } from '../protocols/payment.js';
+import { choiceProtocol, countPayment, countRefusedPayment, protocolLabel } from '../metrics/payments.js';
 
 export interface PaidAnswer<B> {
   readonly issued: IssuedPayment;
@@ -93,24 +95,34 @@ export async function payAndResend<B>(
     credential: CredentialHeader,
   ) => Promise<{ type: 'response'; status: number; headers: OutgoingHeaders; body: B } | Refused | Failed>,
 ): Promise<PaidAnswer<B>> {
-  const delegation = await spendableDelegation(services, principal, args.delegationId);
-  const payer = await payerOf(services, principal, delegation);
-  const choice = chooseFromAnswer(services, delegation, args.answer, payer.address, payer.organization?.memberWallet);
-  // Checked again here, last thing before the payment (the delegation lookup may have waited on the database).
-  if (args.abandoned?.() === true) throw upstreamAppError({ type: 'failed', reason: REASON.aborted });
-  const issued = await issuePayment(services, {
-    principal,
-    delegation,
-    payer,
-    choice,
-    mode: args.mode,
-    requestId: args.requestId,
-    resourceUrl: args.resourceUrl,
-    claim: args.claim,
-  });
+  // What was chosen so far: a refusal before the payment committed is counted with it (shared/metrics).
+  let choice: PaymentChoice | undefined;
+  let issued: IssuedPayment;
+  try {
+    const delegation = await spendableDelegation(services, principal, args.delegationId);
+    const payer = await payerOf(services, principal, delegation);
+    choice = chooseFromAnswer(services, delegation, args.answer, payer.address, payer.organization?.memberWallet);
+    // Checked again here, last thing before the payment (the delegation lookup may have waited on the database).
+    if (args.abandoned?.() === true) throw upstreamAppError({ type: 'failed', reason: REASON.aborted });
+    issued = await issuePayment(services, {
+      principal,
+      delegation,
+      payer,
+      choice,
+      mode: args.mode,
+      requestId: args.requestId,
+      resourceUrl: args.resourceUrl,
+      claim: args.claim,
+    });
+  } catch (err) {
+    countRefusedPayment(choiceProtocol(choice), err);
+    throw err;
+  }
+  const protocol = protocolLabel(issued.row);
   // Step 7: from here on the requestId is spent.
   const response = await resend(toCredentialHeader(issued.signed.header));
   if (response.type !== 'response') {
+    countPayment(protocol, 'unanswered');
     // The credential may have reached the merchant: the merchant leg stays spent, the fee leg is released.
     await recordOutcome(services, issued, { status: 502, outcome: { type: 'issued' } }, issued.buyer, false);
     // After the payment the caller's request was fine: whatever refused the paid hop (an answer over the size
@@ -130,5 +142,6 @@ export async function payAndResend<B>(
     issued.buyer,
     args.feeAfterBody === true,
   );
+  countPayment(protocol, done.status === 'Settled' ? 'settled' : done.status === 'Failed' ? 'rejected' : 'issued');
   return { issued, response, done };
 }

@@ -20,6 +20,7 @@ import type { RouterServices } from './services.js';
 import type { ClaimHandle } from './idempotency.js';
 import type { Payer } from './payer.js';
 import { groupBudgetForSpendIn } from '../organizations/spending.js';
+import { countFeePaid, countPaid } from '../metrics/payments.js';
 import { type Fees, computeFees } from './fees.js';
 import { duplicateOf, insertPaymentIn, releaseFeeLegIn, resolveFeeIn, updatePaymentIn } from './payments.js';
 
@@ -186,6 +187,7 @@ export async function issuePayment(services: RouterServices, req: PayRequest): P
     throw err;
   }
   req.claim?.spent(paymentId);
+  countPaid(leg.asset.address, leg.amount, feeNow ? fees.feeAmount : 0n);
   return { paymentId, buyer, signed, fees, row: { ...row, createdAt: now, updatedAt: now } };
 }
 
@@ -255,9 +257,13 @@ export async function finishFeeLeg(
   settle: boolean,
 ): Promise<void> {
   const { ctx } = services;
-  await feeOrRelease(settle, (s) =>
-    ctx.db.sql.transaction((tx) => resolveFeeLegIn(tx, services, issued, buyer, s, ctx.now()), { serializeOn: buyer }),
-  );
+  const paid = await feeOrRelease(settle, async (s) => {
+    const moved = await ctx.db.sql.transaction((tx) => resolveFeeLegIn(tx, services, issued, buyer, s, ctx.now()), {
+      serializeOn: buyer,
+    });
+    return moved && s;
+  });
+  if (paid) countFeePaid(issued.row.asset, issued.fees.feeAmount);
 }
 
 /**
@@ -284,15 +290,18 @@ export async function finishPayment(
   const feeDeferred = ok && opts.feeAfterBody === true && row.feeStatus === 'reserved';
   // One transaction: the fee leg settles (2xx) or its cap share is released, once, and the status moves from
   // Issued. A payment its caller recorded /settled meanwhile keeps that status; its fee leg is still resolved.
+  // `feePaid`: this call settled the fee leg (counted once the transaction committed, never for a rolled-back try).
+  let feePaid = false;
   const settle = async (tryFee: boolean): Promise<boolean> =>
     ctx.db.sql.transaction(
       async (tx) => {
-        if (!feeDeferred) await resolveFeeLegIn(tx, services, issued, buyer, tryFee, now);
+        if (!feeDeferred) feePaid = (await resolveFeeLegIn(tx, services, issued, buyer, tryFee, now)) && tryFee;
         return updatePaymentIn(tx, row.id, 'Issued', { status, txHash, failureReason }, now);
       },
       { serializeOn: buyer },
     );
   const moved = await feeOrRelease(ok, settle);
+  if (feePaid) countFeePaid(row.asset, issued.fees.feeAmount);
   if (!moved) {
     const current = await ctx.db.em().findOne(RouterPayment, { id: row.id }, { fields: ['status', 'txHash'] });
     return { status: current?.status ?? status, txHash: current?.txHash ?? null, feeDeferred };

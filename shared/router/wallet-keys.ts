@@ -6,6 +6,7 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { walletKeyOf } from '../accounts/users.js';
 import { orgWalletKeyOf } from '../organizations/wallets.js';
 import type { ServiceContext } from '../context.js';
+import { cacheLookup } from '../metrics/caches.js';
 
 export interface WalletKeyCache {
   get(userId: string): Promise<`0x${string}`>;
@@ -30,7 +31,7 @@ export function createWalletKeyCache(ctx: ServiceContext, opts: { max?: number; 
   });
   return {
     async orgWallet(walletId) {
-      const hit = orgWallets.get(walletId);
+      const hit = cacheLookup('org_wallet_key', orgWallets.get(walletId));
       if (hit !== undefined) return hit;
       const key = await orgWalletKeyOf(ctx, walletId);
       const wallet = { address: privateKeyToAccount(key).address, key };
@@ -38,7 +39,7 @@ export function createWalletKeyCache(ctx: ServiceContext, opts: { max?: number; 
       return wallet;
     },
     async get(userId) {
-      const hit = cache.get(userId);
+      const hit = cacheLookup('wallet_key', cache.get(userId));
       if (hit !== undefined) return hit;
       const key = await walletKeyOf(ctx, userId);
       cache.set(userId, key);

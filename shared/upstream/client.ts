@@ -5,6 +5,7 @@
 // Results are discriminated unions: callers switch on `type`, nothing throws.
 import type { Readable } from 'node:stream';
 import { Agent } from 'undici';
+import { timedUpstream } from '../metrics/upstream.js';
 import { createGuardedConnector } from './guarded-connect.js';
 import { collectBody } from './collect-body.js';
 import { Exchange } from './exchange.js';
@@ -114,7 +115,7 @@ export function createUpstream(opts: UpstreamOptions): Upstream {
       },
       exchange,
     );
-    return exchange.result;
+    return timedUpstream(exchange.result);
   }
 
   async function request(req: UpstreamRequest): Promise<UpstreamResult> {

@@ -1,0 +1,10 @@
+// The one metrics registry of a process. Every metric of shared/metrics registers here, at import, so a hook in a
+// service is a plain function call with nothing to pass around; the registry is only read when /metrics is scraped
+// (endpoint.ts). A process that never serves /metrics (the CLI, a test's in-process context) only pays for the
+// counters it touches.
+import { Registry } from 'prom-client';
+
+export const registry = new Registry();
+
+/** Prefix of every metric of this service (Node's default metrics keep their standard names). */
+export const PREFIX = 'payroute_';
