@@ -55,6 +55,8 @@ declare module 'autocannon' {
       event: 'response',
       fn: (client: unknown, statusCode: number, resBytes: number, responseTime: number) => void,
     ): this;
+    /** A request that failed without an answer: a connection error or a timeout. */
+    on(event: 'reqError', fn: (err: Error) => void): this;
     on(event: 'error', fn: (err: Error) => void): this;
   }
 

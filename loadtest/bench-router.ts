@@ -28,28 +28,26 @@
 // BENCH_PAID_CONCURRENCY (default 16; the commerce scenario's too), BENCH_COMMERCE_FREE_CONCURRENCY (default 32),
 // BENCH_MINT_CONCURRENCY (default 16), BENCH_ROUNDS (A B B A rounds per scenario, default 3), BENCH_JSON (write
 // the figures there).
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import { x402Client, x402HTTPClient } from '@x402/core/client';
 import type { PaymentRequirements } from '@x402/core/types';
 import { ExactEvmScheme as ExactEvmClientScheme } from '@x402/evm/exact/client';
-import autocannon, { type AutocannonRequest, type AutocannonResult } from 'autocannon';
+import type { AutocannonResult } from 'autocannon';
 import { Pool } from 'undici';
 import { getAddress } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { type TransferAuthorization, randomNonce, signAuthorization } from '../shared/protocols/eip3009.js';
 import { faucet } from '../shared/settlement/token-ledger.js';
 import type { DbKind } from '../test/support/databases.js';
-import { MERCHANT_V2, assetOf } from '../test/support/merchants/fixtures.js';
-import { approve, authorizeBody, codeForm, connector, pkce, postForm } from '../test/support/oauth.js';
+import { MERCHANT_V2 } from '../test/support/merchants/fixtures.js';
 import { createGroupBudget, createOrgDelegation, orgSpendingWorld } from '../test/support/org-spending.js';
-import { type Stack, startStack } from '../test/support/stack.js';
-
-const ROOT = fileURLToPath(new URL('../', import.meta.url));
+import type { Stack } from '../test/support/stack.js';
+import { cannon as cannonRun, closedLoop, mintCall, mintTarget, relayRequests, routeCall } from './load.js';
+import { type Child, killAll, startChild } from './processes.js';
+import { type Sink, percentile } from './stats.js';
+import { FREE_PORTS, USDC, type World, startWorld } from './world.js';
 
 // --- knobs ------------------------------------------------------------------------------------------------------
 
@@ -77,82 +75,8 @@ const ONLY = new Set(
 /** Hard ceiling of the whole run: whatever happens, children are killed and the process exits. */
 const WATCHDOG_MS = 12 * 60_000;
 
-const USDC = assetOf('sandbox', 'USDC');
 const CHAIN_ID = 84532;
 const NETWORK = 'eip155:84532';
-
-// --- processes --------------------------------------------------------------------------------------------------
-
-interface Child {
-  readonly role: string;
-  readonly pid: number;
-  readonly url: string;
-  stop(): Promise<void>;
-}
-
-const children: ChildProcess[] = [];
-/** The stack's own admin and proxy, killed by the watchdog too (stack.stop() is the orderly way). */
-const stackPids: number[] = [];
-
-function killAll(signal: NodeJS.Signals): void {
-  for (const c of children) c.kill(signal);
-  for (const pid of stackPids) {
-    try {
-      process.kill(pid, signal);
-    } catch {
-      // already gone
-    }
-  }
-}
-
-function startChild(role: string, env: Record<string, string> = {}): Promise<Child> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'loadtest/servers.ts', role], {
-      cwd: ROOT,
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    children.push(child);
-    let stderr = '';
-    child.stderr?.on('data', (d: Buffer) => {
-      stderr = (stderr + d.toString()).slice(-4000);
-    });
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`${role} did not become ready:\n${stderr}`));
-    }, 30_000);
-    if (child.stdout === null) throw new Error('no stdout');
-    createInterface({ input: child.stdout }).on('line', (line) => {
-      try {
-        const msg = JSON.parse(line) as { ready?: string; port?: number };
-        if (msg.ready === role && typeof msg.port === 'number') {
-          clearTimeout(timer);
-          resolve({
-            role,
-            pid: child.pid ?? -1,
-            url: `http://127.0.0.1:${msg.port}`,
-            stop: () => stopChild(child),
-          });
-        }
-      } catch {
-        // not the readiness line
-      }
-    });
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`${role} exited with ${code}:\n${stderr}`));
-    });
-  });
-}
-
-function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    child.once('exit', () => resolve());
-    child.kill('SIGTERM');
-    setTimeout(() => child.kill('SIGKILL'), 5000).unref();
-  });
-}
 
 // --- /proc sampling ---------------------------------------------------------------------------------------------
 
@@ -231,56 +155,39 @@ function addCpu(into: Record<string, number>, more: Record<string, number>): voi
   for (const [k, v] of Object.entries(more)) into[k] = (into[k] ?? 0) + v;
 }
 
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
+/** What a side's calls report: counted into the side, each success's latency kept. */
+function sideSink(side: Side): Sink {
+  return {
+    ok: (ms) => {
+      side.ok += 1;
+      side.latencies.push(ms);
+    },
+    fail: (error) => {
+      side.failed += 1;
+      side.firstError ??= error;
+    },
+  };
 }
 
-/** A closed loop: `concurrency` workers each call `once` back to back until the deadline (or `maxCount` calls). */
-async function closedLoop(
-  seconds: number,
-  concurrency: number,
-  once: () => Promise<void>,
-  maxCount = 10_000_000,
-): Promise<Side> {
+/** A closed loop (loadtest/load.ts) as a side: `concurrency` workers calling `once` back to back for `seconds`. */
+async function sideLoop(seconds: number, concurrency: number, once: () => Promise<void>): Promise<Side> {
   const side = emptySide();
-  const started = performance.now();
-  const deadline = started + seconds * 1000;
-  let issued = 0;
-  const worker = async (): Promise<void> => {
-    while (performance.now() < deadline && issued < maxCount) {
-      issued += 1;
-      const t0 = performance.now();
-      try {
-        await once();
-        side.ok += 1;
-        side.latencies.push(performance.now() - t0);
-      } catch (err) {
-        side.failed += 1;
-        side.firstError ??= String(err instanceof Error ? err.message : err).slice(0, 500);
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: concurrency }, worker));
-  side.seconds = (performance.now() - started) / 1000;
+  side.seconds = await closedLoop(seconds, concurrency, once, sideSink(side));
   return side;
 }
 
-/** One autocannon run, stopped after `seconds` (or `amount` requests, whichever first). */
-async function cannon(
+/** One autocannon run at RELAY_CONNECTIONS, stopped after `seconds` (or `amount` requests, whichever first). */
+function cannon(
   url: string,
-  requests: AutocannonRequest[],
+  requests: Parameters<typeof cannonRun>[1],
   seconds: number,
   amount?: number,
 ): Promise<AutocannonResult> {
-  const opts = { url, connections: RELAY_CONNECTIONS, pipelining: 1, timeout: 10, idReplacement: true, requests };
-  const instance = amount === undefined ? autocannon({ ...opts, duration: seconds }) : autocannon({ ...opts, amount });
-  const cap = setTimeout(() => instance.stop(), seconds * 1000 + 50);
-  try {
-    return await instance;
-  } finally {
-    clearTimeout(cap);
-  }
+  return cannonRun(url, requests, {
+    seconds,
+    connections: RELAY_CONNECTIONS,
+    ...(amount === undefined ? {} : { amount }),
+  });
 }
 
 function sideOfCannon(r: AutocannonResult, cpu: Record<string, number>): Side {
@@ -418,17 +325,10 @@ function log(line: string): void {
 
 // --- scenarios --------------------------------------------------------------------------------------------------
 
-interface World {
-  stack: Stack;
-  apiKey: string;
-  walletAddress: string;
-  delegationId: string;
-  upstream: Child;
+/** The seeded stack of loadtest/world.ts, with the benchmark's own baselines. */
+interface BenchWorld extends World {
   passthrough: Child;
-  merchant: Child;
   baselineKey: `0x${string}`;
-  /** A commerce access token of the same user (its grant's own erc4337 delegation), when a commerce scenario runs. */
-  commerceToken: string | undefined;
   /** A member of an organization with two delegations, when the org scenario runs. */
   org: OrgBench | undefined;
 }
@@ -443,26 +343,11 @@ interface OrgBench {
   payers: string[];
 }
 
-/** The relay requests of loadtest/k6/relay.ts: GET and a small JSON POST, each with a fresh X-Router-Request-Id. */
-function relayRequests(w: World): AutocannonRequest[] {
-  const headers = {
-    authorization: `Bearer ${w.apiKey}`,
-    'x-router-target-url': `${w.upstream.url}/free`,
-    'x-router-delegation-id': w.delegationId,
-    'x-router-request-id': 'bench-[<id>]',
-  };
-  const body = JSON.stringify({ question: 'what is the answer?', n: 42 });
-  return [
-    { method: 'GET', path: '/api/v1/router/proxy', headers },
-    { method: 'POST', path: '/api/v1/router/proxy', headers: { ...headers, 'content-type': 'application/json' }, body },
-  ];
-}
-
-async function scenarioRelay(w: World, pids: Pids): Promise<void> {
+async function scenarioRelay(w: BenchWorld, pids: Pids): Promise<void> {
   log(
     `relay: free relay through /api/v1/router/proxy vs bare http-proxy-3, ${RELAY_CONNECTIONS} connections, GET/POST alternating`,
   );
-  const reqs = relayRequests(w);
+  const reqs = relayRequests(w.apiKey, w.delegationId, w.upstream.url);
   const side = (url: string) => async (s: number) => {
     const { value, cpu } = await withCpu(pids, () => cannon(url, reqs, s));
     return sideOfCannon(value, cpu);
@@ -490,7 +375,7 @@ const header = (headers: Record<string, string | string[] | undefined>, name: st
   return Array.isArray(v) ? v[0] : v;
 };
 
-async function scenarioPaid(w: World, pids: Pids): Promise<void> {
+async function scenarioPaid(w: BenchWorld, pids: Pids): Promise<void> {
   log(
     `paid: POST /api/v1/router/route vs the official @x402 client, ${PAID_CONCURRENCY} in flight, same @x402/express v2 merchant`,
   );
@@ -502,23 +387,12 @@ async function scenarioPaid(w: World, pids: Pids): Promise<void> {
 
   const viaRouter = async (): Promise<void> => {
     n += 1;
-    const res = await proxyPool.request({
+    await routeCall(proxyPool, {
       path: '/api/v1/router/route',
-      method: 'POST',
-      headers: { authorization: `Bearer ${w.apiKey}`, 'content-type': 'application/json' },
-      body: JSON.stringify({
-        requestId: `paid-${runId}-${n}`,
-        delegationId: w.delegationId,
-        url: paidUrl,
-        method: 'GET',
-      }),
+      bearer: w.apiKey,
+      body: { requestId: `paid-${runId}-${n}`, delegationId: w.delegationId, url: paidUrl, method: 'GET' },
+      paid: true,
     });
-    const text = await res.body.text();
-    if (res.statusCode !== 200) throw new Error(`router ${res.statusCode}: ${text.slice(0, 300)}`);
-    const body = JSON.parse(text) as { status: number; paid: boolean; payment?: { status: string } };
-    if (body.status !== 200 || !body.paid || body.payment?.status !== 'Settled') {
-      throw new Error(`router answered ${text.slice(0, 300)}`);
-    }
   };
 
   // The official buyer: x402Client + ExactEvmScheme (viem account), driven as @x402/fetch's wrapper drives it
@@ -562,19 +436,17 @@ async function scenarioPaid(w: World, pids: Pids): Promise<void> {
   try {
     const { base, router } = await abba(
       async (s) => {
-        await closedLoop(s, PAID_CONCURRENCY, direct);
-        await closedLoop(s, PAID_CONCURRENCY, viaRouter);
+        await sideLoop(s, PAID_CONCURRENCY, direct);
+        await sideLoop(s, PAID_CONCURRENCY, viaRouter);
       },
       {
         base: async (s) => {
-          const { value, cpu } = await withCpu(pids, () => closedLoop(s, PAID_CONCURRENCY, direct));
-          value.cpu = cpu;
-          return value;
+          const { value, cpu } = await withCpu(pids, () => sideLoop(s, PAID_CONCURRENCY, direct));
+          return { ...value, cpu };
         },
         router: async (s) => {
-          const { value, cpu } = await withCpu(pids, () => closedLoop(s, PAID_CONCURRENCY, viaRouter));
-          value.cpu = cpu;
-          return value;
+          const { value, cpu } = await withCpu(pids, () => sideLoop(s, PAID_CONCURRENCY, viaRouter));
+          return { ...value, cpu };
         },
       },
     );
@@ -612,7 +484,7 @@ interface RouteSide {
  * the router side differ only in what the scenario says. Every answer is checked (a paid call must have settled).
  */
 async function compareRoutes(
-  w: World,
+  w: BenchWorld,
   pids: Pids,
   o: { scenario: string; paid: boolean; concurrency: number; base: RouteSide; router: RouteSide; target: number },
 ): Promise<void> {
@@ -622,17 +494,12 @@ async function compareRoutes(
   let n = 0;
   const call = async (side: RouteSide): Promise<void> => {
     n += 1;
-    const res = await pool.request({
+    await routeCall(pool, {
       path: side.path,
-      method: 'POST',
-      headers: { authorization: `Bearer ${side.bearer}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ requestId: `${o.scenario}-${runId}-${n}`, ...side.fields, url, method: 'GET' }),
+      bearer: side.bearer,
+      body: { requestId: `${o.scenario}-${runId}-${n}`, ...side.fields, url, method: 'GET' },
+      paid: o.paid,
     });
-    const text = await res.body.text();
-    if (res.statusCode !== 200) throw new Error(`${side.path} ${res.statusCode}: ${text.slice(0, 300)}`);
-    const body = JSON.parse(text) as { status: number; paid: boolean; payment?: { status: string } };
-    const expected = o.paid ? body.paid && body.payment?.status === 'Settled' : !body.paid;
-    if (body.status !== 200 || !expected) throw new Error(`${side.path} answered ${text.slice(0, 300)}`);
   };
   const viaBase = () => call(o.base);
   const viaRouter = () => call(o.router);
@@ -642,19 +509,17 @@ async function compareRoutes(
     await viaRouter();
     const { base, router } = await abba(
       async (s) => {
-        await closedLoop(s, o.concurrency, viaBase);
-        await closedLoop(s, o.concurrency, viaRouter);
+        await sideLoop(s, o.concurrency, viaBase);
+        await sideLoop(s, o.concurrency, viaRouter);
       },
       {
         base: async (s) => {
-          const { value, cpu } = await withCpu(pids, () => closedLoop(s, o.concurrency, viaBase));
-          value.cpu = cpu;
-          return value;
+          const { value, cpu } = await withCpu(pids, () => sideLoop(s, o.concurrency, viaBase));
+          return { ...value, cpu };
         },
         router: async (s) => {
-          const { value, cpu } = await withCpu(pids, () => closedLoop(s, o.concurrency, viaRouter));
-          value.cpu = cpu;
-          return value;
+          const { value, cpu } = await withCpu(pids, () => sideLoop(s, o.concurrency, viaRouter));
+          return { ...value, cpu };
         },
       },
     );
@@ -673,8 +538,8 @@ async function compareRoutes(
   }
 }
 
-async function scenarioCommerce(w: World, pids: Pids, variant: 'paid' | 'free'): Promise<void> {
-  const token = w.commerceToken;
+async function scenarioCommerce(w: BenchWorld, pids: Pids, variant: 'paid' | 'free'): Promise<void> {
+  const token = w.commerce?.token;
   if (token === undefined) throw new Error('no commerce token');
   const paid = variant === 'paid';
   const concurrency = paid ? PAID_CONCURRENCY : COMMERCE_FREE_CONCURRENCY;
@@ -708,7 +573,7 @@ async function scenarioCommerce(w: World, pids: Pids, variant: 'paid' | 'free'):
  * membership checked and locked, the group budget charged before the cap, one more journal row) vs the same
  * member's route through a delegation paying from their own wallet.
  */
-async function scenarioOrg(w: World, pids: Pids): Promise<void> {
+async function scenarioOrg(w: BenchWorld, pids: Pids): Promise<void> {
   const org = w.org;
   if (org === undefined) throw new Error('no organization world');
   log(
@@ -734,38 +599,18 @@ async function scenarioOrg(w: World, pids: Pids): Promise<void> {
   });
 }
 
-async function scenarioMint(w: World, pids: Pids): Promise<void> {
+async function scenarioMint(w: BenchWorld, pids: Pids): Promise<void> {
   log(
     `mint: mode A POST /api/v1/router/payments, ${MINT_CONCURRENCY} in flight, vs signAuthorization (native) on one core`,
   );
-  // The target is the merchant's own 402 (its PAYMENT-REQUIRED header), as an agent would pass it on.
-  const probe = await fetch(`${w.merchant.url}/paid`);
-  await probe.arrayBuffer();
-  const requiredHeader = probe.headers.get('payment-required');
-  if (probe.status !== 402 || requiredHeader === null) throw new Error(`merchant did not answer 402 (${probe.status})`);
-  const required = JSON.parse(Buffer.from(requiredHeader, 'base64').toString('utf8')) as Record<string, unknown>;
-  const target = {
-    x402Version: 2,
-    accepts: required.accepts,
-    resource: required.resource,
-    extensions: required.extensions,
-  };
+  const target = await mintTarget(w.merchant.url);
 
   const pool = new Pool(w.stack.proxyUrl, { connections: MINT_CONCURRENCY, keepAliveTimeout: 60_000 });
   const runId = randomUUID().slice(0, 8);
   let n = 0;
   const mint = async (): Promise<void> => {
     n += 1;
-    const res = await pool.request({
-      path: '/api/v1/router/payments',
-      method: 'POST',
-      headers: { authorization: `Bearer ${w.apiKey}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ delegationId: w.delegationId, protocol: 'x402', target, requestId: `mint-${runId}-${n}` }),
-    });
-    const text = await res.body.text();
-    if (res.statusCode !== 200) throw new Error(`mint ${res.statusCode}: ${text.slice(0, 300)}`);
-    const body = JSON.parse(text) as { credential?: { value?: string } };
-    if (typeof body.credential?.value !== 'string') throw new Error(`mint answered ${text.slice(0, 300)}`);
+    await mintCall(pool, { apiKey: w.apiKey, delegationId: w.delegationId, target, requestId: `mint-${runId}-${n}` });
   };
 
   // Baseline: one signature at a time on this process's one core, nothing else running.
@@ -800,18 +645,16 @@ async function scenarioMint(w: World, pids: Pids): Promise<void> {
     const { base: signedSide, router: mintedSide } = await abba(
       async (s) => {
         await sign(Math.min(0.5, s));
-        await closedLoop(s, MINT_CONCURRENCY, mint);
+        await sideLoop(s, MINT_CONCURRENCY, mint);
       },
       {
         base: async (s) => {
           const { value, cpu } = await withCpu(pids, () => sign(s));
-          value.cpu = cpu;
-          return value;
+          return { ...value, cpu };
         },
         router: async (s) => {
-          const { value, cpu } = await withCpu(pids, () => closedLoop(s, MINT_CONCURRENCY, mint));
-          value.cpu = cpu;
-          return value;
+          const { value, cpu } = await withCpu(pids, () => sideLoop(s, MINT_CONCURRENCY, mint));
+          return { ...value, cpu };
         },
       },
     );
@@ -829,7 +672,7 @@ async function scenarioMint(w: World, pids: Pids): Promise<void> {
   }
 }
 
-async function scenarioRss(w: World): Promise<void> {
+async function scenarioRss(w: BenchWorld): Promise<void> {
   log(`rss: proxy VmRSS across ${RSS_REQUESTS} free relays (capped at ${RSS_MAX_SECONDS} s)`);
   const pid = w.stack.pids.proxy;
   const samples: { t: number; kib: number }[] = [];
@@ -840,7 +683,12 @@ async function scenarioRss(w: World): Promise<void> {
   const timer = setInterval(sample, 250);
   let result: AutocannonResult;
   try {
-    result = await cannon(w.stack.proxyUrl, relayRequests(w), RSS_MAX_SECONDS, RSS_REQUESTS);
+    result = await cannon(
+      w.stack.proxyUrl,
+      relayRequests(w.apiKey, w.delegationId, w.upstream.url),
+      RSS_MAX_SECONDS,
+      RSS_REQUESTS,
+    );
   } finally {
     clearInterval(timer);
   }
@@ -884,33 +732,6 @@ async function scenarioRss(w: World): Promise<void> {
 // --- main -------------------------------------------------------------------------------------------------------
 
 /**
- * A commerce access token for the user whose API key is `apiKey`, as a connector gets one: a registered client
- * (shared/oauth/clients.ts, as the CLI registers it), the user's approval (POST /oauth/authorize with their key:
- * a commerce grant and its capped erc4337 delegation, $1,000,000 in usdc for a day, the most a consent may ask) and
- * the code redeemed with PKCE at POST /oauth/token. It lives OAUTH_ACCESS_TOKEN_TTL_SECS (900 s by default): longer
- * than the watchdog lets a run last.
- */
-async function commerceToken(stack: Stack, apiKey: string): Promise<string> {
-  const c = await connector(stack, {
-    name: 'Bench Connector',
-    allowedConsentTypes: ['commerce'],
-    verified: false,
-    accountLevel: false,
-  });
-  const p = await pkce();
-  const terms = { scope: 'commerce', spending_limit_cents: 100_000_000, currency: 'usdc', duration_secs: 86_400 };
-  const approved = await approve(stack, apiKey, authorizeBody(c, p, terms));
-  if ((approved.status !== 200 && approved.status !== 201) || typeof approved.body.code !== 'string') {
-    throw new Error(`oauth/authorize ${approved.status}: ${JSON.stringify(approved.body)}`);
-  }
-  const t = await postForm(stack, '/oauth/token', codeForm(c, approved.body.code, p.verifier));
-  if (t.status !== 200 || typeof t.body.access_token !== 'string') {
-    throw new Error(`oauth/token ${t.status}: ${JSON.stringify(t.body)}`);
-  }
-  return t.body.access_token;
-}
-
-/**
  * A member of an organization (tests' org-spending world: the organization, its group, a wallet shared with it, all
  * funded) with a group budget and a delegation paying from the organization wallet, and a delegation paying from
  * their own funded wallet. Limits far above what a run spends: neither the budget nor a cap refuses mid-run.
@@ -940,60 +761,32 @@ async function orgBench(stack: Stack): Promise<OrgBench> {
   };
 }
 
-async function setup(): Promise<{ w: World; pids: Pids }> {
-  const stack = await startStack(DB, {
-    ROUTER_ALLOW_PRIVATE_TARGETS: 'true',
-    ROUTER_MAX_CONCURRENT_PER_USER: '10000',
-    LOG_LEVEL: 'warn',
+async function setup(): Promise<{ w: BenchWorld; pids: Pids }> {
+  const baselineKey = generatePrivateKey();
+  let org: OrgBench | undefined;
+  const world = await startWorld({
+    db: DB,
+    ports: FREE_PORTS,
+    commerce: ONLY.has('commerce') || ONLY.has('commerce-free'),
+    payers: async (stack) => {
+      org = ONLY.has('org') ? await orgBench(stack) : undefined;
+      return [privateKeyToAccount(baselineKey).address, ...(org?.payers ?? [])];
+    },
   });
-  stackPids.push(stack.pids.admin, stack.pids.proxy);
   try {
-    const user = await stack.user();
-    const d = await user.api.post<{ delegationId: string }>('/delegation/create', {
-      provider: 'erc4337',
-      spendingLimitCents: 100_000_000_000,
-      durationSecs: 86_400,
-      currency: 'usdc',
-    });
-    if (d.status !== 201 && d.status !== 200) throw new Error(`delegation/create ${d.status}: ${d.text}`);
-    // Fund the buyer in the sandbox ledger (the router backs each authorization with it).
-    await faucet(stack.ctx, user.walletAddress, USDC.address, 10n ** 15n);
-    const baselineKey = generatePrivateKey();
-    const org = ONLY.has('org') ? await orgBench(stack) : undefined;
-    const upstream = await startChild('upstream');
-    const passthrough = await startChild('passthrough', { BENCH_UPSTREAM_URL: upstream.url });
-    const merchant = await startChild('merchant', {
-      BENCH_MINT: JSON.stringify([
-        user.walletAddress,
-        privateKeyToAccount(baselineKey).address,
-        ...(org?.payers ?? []),
-      ]),
-    });
-    const w: World = {
-      stack,
-      apiKey: user.apiKey,
-      walletAddress: user.walletAddress,
-      delegationId: d.body.delegationId,
-      upstream,
-      passthrough,
-      merchant,
-      baselineKey,
-      commerceToken:
-        ONLY.has('commerce') || ONLY.has('commerce-free') ? await commerceToken(stack, user.apiKey) : undefined,
-      org,
-    };
+    const passthrough = await startChild('passthrough', { BENCH_UPSTREAM_URL: world.upstream.url });
+    const w: BenchWorld = { ...world, passthrough, baselineKey, org };
     const pids: Pids = {
       bench: process.pid,
-      proxy: stack.pids.proxy,
-      admin: stack.pids.admin,
-      upstream: upstream.pid,
+      proxy: w.stack.pids.proxy,
+      admin: w.stack.pids.admin,
+      upstream: w.upstream.pid,
       passthrough: passthrough.pid,
-      merchant: merchant.pid,
+      merchant: w.merchant.pid,
     };
     return { w, pids };
   } catch (err) {
-    await Promise.all(children.map(stopChild));
-    await stack.stop();
+    await world.stop();
     throw err;
   }
 }
@@ -1063,8 +856,7 @@ async function main(): Promise<void> {
     if (ONLY.has('mint')) await scenarioMint(w, pids);
     if (ONLY.has('rss')) await scenarioRss(w);
   } finally {
-    await Promise.all(children.map(stopChild));
-    await w.stack.stop();
+    await w.stop();
   }
   log('');
   log('| scenario | router | baseline | ratio | CPU-normalised ratio | target | reading |');

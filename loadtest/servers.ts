@@ -1,7 +1,8 @@
-// The benchmark's counterparts, each in a child process of its own (so no scenario shares an event loop with the
-// load generator or with the thing it is compared against). Started by loadtest/bench-router.ts as
-// `node --import tsx loadtest/servers.ts <role>`; prints one line `{"ready":"<role>","port":N}` (the same readiness
-// line as the real processes) and serves on 127.0.0.1 until SIGTERM.
+// The counterparts of the benchmark and the load-test kit, each in a child process of its own (so no scenario shares
+// an event loop with the load generator or with the thing it is compared against). Started by loadtest/processes.ts
+// as `node --import tsx loadtest/servers.ts <role>`; prints one line `{"ready":"<role>","port":N}` (the same
+// readiness line as the real processes) and serves on 127.0.0.1, on BENCH_PORT (0 or absent: a free port), until
+// SIGTERM.
 //
 //   upstream     a free JSON answer (the relay's target): what every relay scenario ends at.
 //   passthrough  the baseline of the free relay: a bare http-proxy-3 pass-through with a keep-alive agent to
@@ -18,6 +19,7 @@ import { startX402V2Merchant } from '../test/support/merchants/x402-v2.js';
 /** The merchant's price: 0.01 USDC (6 decimals). */
 export const PRICE = 10_000n;
 const CHAIN_ID = 84532;
+const PORT = Number(process.env.BENCH_PORT ?? '0');
 
 function ready(role: string, port: number): void {
   process.stdout.write(`${JSON.stringify({ ready: role, port })}\n`);
@@ -25,7 +27,7 @@ function ready(role: string, port: number): void {
 
 function serve(role: string, handler: (req: IncomingMessage, res: ServerResponse) => void): void {
   const server = createServer({ keepAliveTimeout: 60_000 }, handler);
-  server.listen(0, '127.0.0.1', () => ready(role, (server.address() as AddressInfo).port));
+  server.listen(PORT, '127.0.0.1', () => ready(role, (server.address() as AddressInfo).port));
   process.on('SIGTERM', () => {
     server.closeAllConnections();
     server.close(() => process.exit(0));
@@ -67,7 +69,14 @@ async function main(): Promise<void> {
       chain.mint(usdc.address, a, 10n ** 15n);
       chain.mint(eurc.address, a, 10n ** 15n);
     }
-    const m = await startX402V2Merchant({ chain, payTo: MERCHANT_V2, usdcAmount: PRICE.toString(), usdc, eurc });
+    const m = await startX402V2Merchant({
+      chain,
+      payTo: MERCHANT_V2,
+      usdcAmount: PRICE.toString(),
+      usdc,
+      eurc,
+      port: PORT,
+    });
     ready(role, Number(new URL(m.url).port));
     process.on('SIGTERM', () => {
       void m.close().then(() => process.exit(0));

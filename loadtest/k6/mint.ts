@@ -1,41 +1,57 @@
-// k6 scenario 3 (router side): mode A, POST /api/v1/router/payments minting an x402 v2 credential for the
-// requirements a merchant's 402 carried (TARGET_JSON: `{"x402Version":2,"accepts":[...],"resource":{...}}`, e.g.
-// the decoded PAYMENT-REQUIRED header of the benchmark merchant). The baseline — signAuthorization (native) on one
-// core — is an in-process loop, run by the Node runner (loadtest/bench-router.ts).
+// k6, scenario `mint` (the router side of the benchmark's scenario 3): mode A, POST /api/v1/router/payments minting
+// an x402 v2 credential for the requirements a merchant's 402 carried. setup() asks PAID_URL for its 402 and passes
+// its PAYMENT-REQUIRED header on (as an agent would); TARGET_JSON (`{"x402Version":2,"accepts":[...],...}`) replaces
+// that. The benchmark's baseline — signAuthorization (native) on one core — is an in-process loop of the Node runner
+// (loadtest/bench-router.ts).
 //
-//   k6 run -e BASE_URL=http://127.0.0.1:8080 -e API_KEY=... -e DELEGATION_ID=... -e TARGET_JSON='{...}' \
-//          [-e VUS=16] [-e DURATION=20s] loadtest/k6/mint.ts
+// The defaults are the ports of `npm run loadtest:stack`, which prints API_KEY and DELEGATION_ID:
+//
+//   k6 run -e API_KEY=... -e DELEGATION_ID=... [-e BASE_URL=http://127.0.0.1:8080] \
+//          [-e PAID_URL=http://127.0.0.1:9100/paid | -e TARGET_JSON='{...}'] [-e VUS=16] [-e DURATION=30s] \
+//          loadtest/k6/mint.ts
+//
+// The thresholds are on correctness only (every mint answered with a credential), never on times.
 import { check, fail } from 'k6';
+import { b64decode } from 'k6/encoding';
 import http from 'k6/http';
 import type { Options } from 'k6/options';
+import { BASE_URL, constantLoad, env, paidUrl } from './common.ts';
 
-function env(name: string, dflt?: string): string {
-  const v = __ENV[name] ?? dflt;
-  if (v === undefined || v === '') fail(`${name} is required`);
-  return v as string;
+export const options: Options = constantLoad('mint', 16, '5s');
+
+interface Data {
+  target: unknown;
 }
 
-const BASE_URL = env('BASE_URL');
-if (!/^http:\/\/127\.0\.0\.1(:\d+)?$/.test(BASE_URL)) fail('BASE_URL must be http://127.0.0.1[:port]');
-const TARGET: unknown = JSON.parse(env('TARGET_JSON'));
-
-export const options: Options = {
-  scenarios: {
-    mint: {
-      executor: 'constant-vus',
-      vus: Number(env('VUS', '16')),
-      duration: env('DURATION', '20s'),
-      gracefulStop: '5s',
+/** The mint's target: TARGET_JSON, or the merchant's own 402 (x402 v2: the base64 JSON of PAYMENT-REQUIRED). */
+export function setup(): Data {
+  const given = __ENV.TARGET_JSON;
+  if (given !== undefined && given !== '') return { target: JSON.parse(given) };
+  // A 402 is the expected answer here, not a failed request.
+  const probe = http.get(paidUrl(), {
+    responseCallback: http.expectedStatuses(402),
+  });
+  const name = Object.keys(probe.headers).find((h) => h.toLowerCase() === 'payment-required');
+  if (probe.status !== 402 || name === undefined) fail(`PAID_URL answered ${probe.status} without PAYMENT-REQUIRED`);
+  const required = JSON.parse(b64decode(probe.headers[name as string] as string, 'std', 's')) as Record<
+    string,
+    unknown
+  >;
+  return {
+    target: {
+      x402Version: 2,
+      accepts: required.accepts,
+      resource: required.resource,
+      extensions: required.extensions,
     },
-  },
-  summaryTrendStats: ['avg', 'p(50)', 'p(99)', 'max'],
-};
+  };
+}
 
-export default function mint(): void {
+export default function mint(data: Data): void {
   const body = JSON.stringify({
     delegationId: env('DELEGATION_ID'),
     protocol: 'x402',
-    target: TARGET,
+    target: data.target,
     requestId: `k6-mint-${__VU}-${__ITER}-${Date.now()}`,
   });
   const res = http.post(`${BASE_URL}/api/v1/router/payments`, body, {
@@ -44,6 +60,6 @@ export default function mint(): void {
   check(res, {
     'minted 200': (r) => r.status === 200,
     'credential returned': (r) =>
-      typeof (r.json() as { credential?: { value?: unknown } }).credential?.value === 'string',
+      r.status === 200 && typeof (r.json() as { credential?: { value?: unknown } }).credential?.value === 'string',
   });
 }

@@ -1,21 +1,14 @@
-// k6 scenario 4: the load of the proxy memory check: 200k free relays (bounded by count and by time), while the
-// proxy's VmRSS is sampled from outside (/proc/<pid>/status). The Node runner (loadtest/bench-router.ts) does the
-// sampling; with k6, sample the proxy's VmRSS with e.g. `while sleep 0.25; do grep VmRSS /proc/$PID/status; done`.
+// k6, the benchmark's scenario 4: the load of the proxy memory check: 200k free relays (the requests of relay.ts,
+// bounded by count and by time), while the proxy's VmRSS is sampled from outside (/proc/<pid>/status). The Node
+// runner (loadtest/bench-router.ts) does the sampling; with k6, sample the proxy's VmRSS with e.g.
+// `while sleep 0.25; do grep VmRSS /proc/$PID/status; done`. The defaults are the ports of `npm run loadtest:stack`:
 //
-//   k6 run -e BASE_URL=http://127.0.0.1:8080 -e API_KEY=... -e DELEGATION_ID=... \
-//          -e TARGET_URL=http://127.0.0.1:9000/free [-e REQUESTS=200000] [-e MAX_DURATION=180s] loadtest/k6/relay-soak.ts
-import { check, fail } from 'k6';
-import http from 'k6/http';
+//   k6 run -e API_KEY=... -e DELEGATION_ID=... [-e BASE_URL=http://127.0.0.1:8080] \
+//          [-e TARGET_URL=http://127.0.0.1:9101/free] [-e REQUESTS=200000] [-e MAX_DURATION=180s] loadtest/k6/relay-soak.ts
 import type { Options } from 'k6/options';
+import { CORRECTNESS, env } from './common.ts';
 
-function env(name: string, dflt?: string): string {
-  const v = __ENV[name] ?? dflt;
-  if (v === undefined || v === '') fail(`${name} is required`);
-  return v as string;
-}
-
-const BASE_URL = env('BASE_URL');
-if (!/^http:\/\/127\.0\.0\.1(:\d+)?$/.test(BASE_URL)) fail('BASE_URL must be http://127.0.0.1[:port]');
+export { default } from './relay.ts';
 
 export const options: Options = {
   scenarios: {
@@ -26,22 +19,6 @@ export const options: Options = {
       maxDuration: env('MAX_DURATION', '180s'),
     },
   },
+  thresholds: CORRECTNESS,
   discardResponseBodies: true,
 };
-
-const BODY = JSON.stringify({ question: 'what is the answer?', n: 42 });
-
-export default function soak(): void {
-  const headers: Record<string, string> = {
-    authorization: `Bearer ${env('API_KEY')}`,
-    'x-router-target-url': env('TARGET_URL'),
-    'x-router-delegation-id': env('DELEGATION_ID'),
-    'x-router-request-id': `k6-soak-${__VU}-${__ITER}-${Date.now()}`,
-  };
-  const url = `${BASE_URL}/api/v1/router/proxy`;
-  const res =
-    __ITER % 2 === 0
-      ? http.get(url, { headers })
-      : http.post(url, BODY, { headers: { ...headers, 'content-type': 'application/json' } });
-  check(res, { 'relayed 200': (r) => r.status === 200 });
-}

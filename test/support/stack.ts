@@ -113,11 +113,20 @@ export async function startStack(kind: DbKind, extraEnv: Record<string, string> 
   let adminPid: number;
   let proxy: { child: ChildProcess; port: number };
   try {
-    const admin = await startProcess('admin/server.ts', { ...env, ADMIN_PORT: '0', PAYROUTE_SKIP_MIGRATE: '1' });
+    // Ephemeral ports unless the caller fixes them (the load-test kit serves on documented ports).
+    const admin = await startProcess('admin/server.ts', {
+      ...env,
+      ADMIN_PORT: extraEnv.ADMIN_PORT ?? '0',
+      PAYROUTE_SKIP_MIGRATE: '1',
+    });
     children.push(admin.child);
     adminPid = admin.child.pid ?? -1;
     adminUrl = `http://127.0.0.1:${admin.port}`;
-    proxy = await startProcess('proxy/server.ts', { ...env, PROXY_PORT: '0', ADMIN_URL: adminUrl });
+    proxy = await startProcess('proxy/server.ts', {
+      ...env,
+      PROXY_PORT: extraEnv.PROXY_PORT ?? '0',
+      ADMIN_URL: adminUrl,
+    });
     children.push(proxy.child);
   } catch (err) {
     // Leave nothing running behind a failed start.

@@ -24,6 +24,8 @@ export interface X402V2MerchantOptions {
   readonly usdcAmount: string;
   readonly usdc: { readonly address: string; readonly eip712: { readonly name: string; readonly version: string } };
   readonly eurc: { readonly address: string; readonly eip712: { readonly name: string; readonly version: string } };
+  /** A fixed port (the load-test kit's documented one); a free one when absent. */
+  readonly port?: number;
 }
 
 export interface X402V2Merchant extends Running {
@@ -86,6 +88,6 @@ export async function startX402V2Merchant(o: X402V2MerchantOptions): Promise<X40
   app.get('/free', (_req, res) => {
     res.json({ free: true });
   });
-  const running = await listen(app);
+  const running = await listen(app, o.port);
   return { ...running, paidPath: '/paid', freePath: '/free' };
 }
