@@ -64,7 +64,7 @@ const OAUTH_ROUTES: Readonly<Record<string, readonly string[]>> = {
 };
 
 forEachDb(({ stack, test }) => {
-  test('every route of both processes declares its access; only health, discovery, the connector OAuth endpoints and the pages are public', async (t) => {
+  test('every route of both processes declares its access; only health, discovery, the connector OAuth endpoints, the pages and the API reference are public', async (t) => {
     const routes = await declaredRoutes(stack().ctx);
     t.true(routes.filter((r) => r.process === 'admin').length >= 30, 'the admin table is enumerated');
     t.true(routes.filter((r) => r.process === 'proxy').length >= 7, 'the proxy table is enumerated');
@@ -87,6 +87,9 @@ forEachDb(({ stack, test }) => {
         'admin GET /device',
         'admin POST /device',
         'admin POST /device/decision',
+        'admin GET /api/v1/openapi.json',
+        'admin GET /docs',
+        'admin GET /docs/rapidoc-min.js',
         'proxy GET /healthz',
         'proxy GET /readyz',
       ],

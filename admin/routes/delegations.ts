@@ -20,7 +20,7 @@ import { shownValue } from '../http/shown-value.js';
 
 type Ctx = AdminRouterContext;
 
-const DelegationId = z.uuid();
+export const DelegationId = z.uuid();
 
 /** A malformed id names no delegation of the caller: the 404 of an unknown id, naming the id as it was sent. */
 function delegationIdOf(ctx: Ctx): string {

@@ -11,6 +11,7 @@ import { agentsRoutes } from './agents.js';
 import { creditsRoutes } from './credits.js';
 import { delegationsRoutes } from './delegations.js';
 import { oauthRoutes } from './oauth.js';
+import { openApiRoutes } from './openapi.js';
 import { orgBudgetsRoutes } from './org-budgets.js';
 import { orgMembersRoutes } from './org-members.js';
 import { orgWalletsRoutes } from './org-wallets.js';
@@ -22,7 +23,7 @@ import { x402Routes } from './x402.js';
 export const API_PREFIX = '/api/v1';
 
 export function adminRoutes(deps: AdminDeps): AdminRoute[] {
-  return [
+  const routes: AdminRoute[] = [
     get('/healthz', PUBLIC, async (ctx) => {
       ctx.body = { status: 'ok', service: 'admin' };
     }),
@@ -46,7 +47,10 @@ export function adminRoutes(deps: AdminDeps): AdminRoute[] {
       ...orgWalletsRoutes(deps),
       ...orgBudgetsRoutes(deps),
     ]),
+    // The API description lists this very table.
+    ...openApiRoutes(deps, () => routes),
   ];
+  return routes;
 }
 
 /**

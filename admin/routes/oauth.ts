@@ -24,8 +24,8 @@ import { PageQuery } from '../http/pagination.js';
 import { type AdminRoute, get, post, speaking } from '../http/route.js';
 import { parse } from '../http/validate.js';
 
-const ConnectDetailsBody = z.object({ client_id: line(200).min(1) });
-const BindingParams = z.object({ bindingId: z.uuid() });
+export const ConnectDetailsBody = z.object({ client_id: line(200).min(1) });
+export const BindingParams = z.object({ bindingId: z.uuid() });
 
 export function oauthRoutes({ ctx, signer }: AdminDeps): AdminRoute[] {
   return [

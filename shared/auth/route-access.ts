@@ -14,6 +14,8 @@ export interface RouteAccess<C> {
   /** The code a caller of another kind is refused with (403): BCK.AUTH.0002, or BCK.OAUTH.0030 for an OAuth token,
    * unless the route names one code for every other kind. */
   readonly refusal?: 'BCK.OAUTH.0031';
+  /** The code a missing or invalid credential is refused with (401), when not BCK.AUTH.0001. */
+  readonly unauthenticated?: 'BCK.OAUTH.0007';
   /** Resolves and admits the caller: 401 BCK.AUTH.0001 without a valid credential, 403 BCK.AUTH.0002 for a kind
    * the route refuses. */
   authorize(credentials: CredentialResolver, authorization: string | undefined): Promise<C>;
@@ -93,6 +95,7 @@ export function unauthenticatedAs<C>(access: RouteAccess<C>, code: 'BCK.OAUTH.00
   return {
     public: access.public,
     accepts: access.accepts,
+    unauthenticated: code,
     async authorize(credentials, authorization) {
       try {
         return await access.authorize(credentials, authorization);

@@ -169,12 +169,18 @@ export async function decide(
   };
 }
 
+/** The human's decision in `POST /oauth/authorize` (absent: approve). */
+export const Approve = z.object({ approve: z.boolean().default(true) });
+
 /** `POST /oauth/authorize`: the JSON body as the interface gives it. */
 export async function authorize(ctx: ServiceContext, user: { userId: string }, raw: unknown): Promise<AuthorizeResult> {
   const req = await authorizationRequest(ctx, raw);
-  const approve = z.object({ approve: z.boolean().default(true) }).safeParse(raw);
+  const approve = Approve.safeParse(raw);
   if (!approve.success) throw new AppError('BCK.HTTP.0400', 'approve: must be a boolean');
   const wallet = ConsentWallet.safeParse(raw);
   if (!wallet.success) throw new AppError('BCK.HTTP.0400', 'organization_wallet_id and group_id: must be UUIDs');
   return decide(ctx, user, req, approve.data.approve, wallet.data);
 }
+
+/** The request's fields, as the API description shows them. */
+export { Target as AuthorizationClientFields, Terms as AuthorizationTerms };

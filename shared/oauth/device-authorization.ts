@@ -86,3 +86,6 @@ export async function startDeviceAuthorization(
     }
   }
 }
+
+/** The request body, as the API description shows it. */
+export { Body as DeviceAuthorizationBody };

@@ -54,3 +54,6 @@ export async function redeemAuthorizationCode(
   }
   return tokens;
 }
+
+/** The request body, as the API description shows it. */
+export { Body as AuthorizationCodeBody };

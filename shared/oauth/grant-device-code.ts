@@ -65,3 +65,6 @@ export async function redeemDeviceCode(
   }
   return tokens;
 }
+
+/** The request body, as the API description shows it. */
+export { Body as DeviceCodeBody };

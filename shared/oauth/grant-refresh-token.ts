@@ -51,3 +51,6 @@ export async function redeemRefreshToken(
   }
   return tokens;
 }
+
+/** The request body, as the API description shows it. */
+export { Body as RefreshTokenBody };

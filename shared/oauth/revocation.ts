@@ -46,3 +46,6 @@ export async function revokeToken(ctx: ServiceContext, signer: TokenSigner, body
   if (req.client_id !== undefined && req.client_id !== target.clientId) return;
   await revokeGrant(ctx, target.grantId, 'revocation_endpoint');
 }
+
+/** The request body, as the API description shows it. */
+export { Body as RevocationBody };

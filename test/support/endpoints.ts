@@ -157,6 +157,10 @@ export const ENDPOINTS: Readonly<Record<string, EndpointCase>> = {
   'GET /.well-known/oauth-authorization-server': PUBLIC_DOCUMENT,
   'GET /.well-known/oauth-protected-resource': PUBLIC_DOCUMENT,
   'GET /.well-known/oauth-protected-resource/api/v1': PUBLIC_DOCUMENT,
+  // The API description and its reference page (public, no body).
+  'GET /api/v1/openapi.json': PUBLIC_DOCUMENT,
+  'GET /docs': PUBLIC_DOCUMENT,
+  'GET /docs/rapidoc-min.js': PUBLIC_DOCUMENT,
   'POST /oauth/connect/details': {
     sample: async (f) => {
       const c = await createClient(f.stack.ctx, { name: 'Fuzz connector', redirectUris: ['https://c.example/cb'] });

@@ -1,0 +1,148 @@
+// The API description of the OAuth endpoints (admin/routes/oauth.ts): the human's consent endpoints, which speak the
+// BCK envelope, and the connector's token, device authorization and revocation endpoints, which speak RFC 6749.
+import { z } from 'zod';
+import { Approve, AuthorizationClientFields, AuthorizationTerms } from '../../shared/oauth/authorize.js';
+import { ConsentWallet } from '../../shared/oauth/consent.js';
+import { DeviceAuthorizationBody } from '../../shared/oauth/device-authorization.js';
+import { DeviceDecisionBody, DeviceDetailsBody } from '../../shared/oauth/device-decision.js';
+import { AuthorizationCodeBody } from '../../shared/oauth/grant-authorization-code.js';
+import { DeviceCodeBody } from '../../shared/oauth/grant-device-code.js';
+import { RefreshTokenBody } from '../../shared/oauth/grant-refresh-token.js';
+import { DEVICE_CODE_GRANT } from '../../shared/oauth/metadata.js';
+import { RevocationBody } from '../../shared/oauth/revocation.js';
+import { type Operations, empty, json } from '../../shared/openapi/operation.js';
+import {
+  AuthorizationApproved,
+  AuthorizationDenied,
+  BindingPage,
+  ConnectDetails,
+  DeviceAuthorization,
+  DeviceDetails,
+  TokenResponse,
+} from '../../shared/openapi/responses/oauth.js';
+import { PageQuery } from '../http/pagination.js';
+import { BindingParams, ConnectDetailsBody } from '../routes/oauth.js';
+
+/** The authorization request (RFC 6749 §4.1.1 with PKCE), and what the human decides about it. */
+export const AuthorizationRequest = AuthorizationClientFields.extend(AuthorizationTerms.shape);
+
+/** One body per grant type (RFC 6749 §4.1.3, §6; RFC 8628 §3.4), each parsed by its grant's own schema. */
+const TokenRequest = z.discriminatedUnion('grant_type', [
+  AuthorizationCodeBody.extend({ grant_type: z.literal('authorization_code') }),
+  RefreshTokenBody.extend({ grant_type: z.literal('refresh_token') }),
+  DeviceCodeBody.extend({ grant_type: z.literal(DEVICE_CODE_GRANT) }),
+]);
+
+const CLIENT_ID = 'c1f0e2d4-0000-4000-8000-000000000001';
+
+export const OAUTH_OPERATIONS: Operations = {
+  'POST /oauth/connect/details': {
+    summary: 'Describe a connector',
+    description: 'What the consent page shows of a connector before the signed-in human decides.',
+    tags: ['OAuth'],
+    request: { body: ConnectDetailsBody, example: { client_id: CLIENT_ID } },
+    responses: { 200: json('The connector.', ConnectDetails) },
+    codes: ['BCK.HTTP.0400', 'BCK.OAUTH.0016'],
+  },
+  'POST /oauth/authorize': {
+    summary: 'Decide an authorization request',
+    description:
+      "The signed-in human (their API key) approves or denies a connector's request. Approval creates the grant, its delegation (erc4337 for `commerce`, card-backed for `account_access`) and a code valid for 60 seconds; a commerce consent may be paid from an organization wallet the human can spend (`organization_wallet_id`, `group_id`).",
+    tags: ['OAuth'],
+    request: {
+      body: AuthorizationRequest.extend(Approve.shape).extend(ConsentWallet.shape),
+      example: {
+        client_id: CLIENT_ID,
+        redirect_uri: 'https://connector.example/callback',
+        code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+        code_challenge_method: 'S256',
+        state: 'xyz',
+        scope: 'commerce',
+        spending_limit_cents: '5000',
+        currency: 'usd',
+        duration_secs: 86400,
+      },
+    },
+    responses: {
+      201: json('Approved: the code, and where to send the browser.', AuthorizationApproved),
+      200: json('Denied: where to send the browser.', AuthorizationDenied),
+    },
+    codes: [
+      'BCK.HTTP.0400',
+      'BCK.OAUTH.0016',
+      'BCK.OAUTH.0017',
+      'BCK.OAUTH.0018',
+      'BCK.OAUTH.0025',
+      'BCK.ORG.0003',
+      'BCK.ORG.0005',
+    ],
+  },
+  'POST /oauth/device/details': {
+    summary: 'Look up a device request',
+    description: "The pending request a user code names. Each look-up counts against the user's wrong-guess limit.",
+    tags: ['OAuth'],
+    request: { body: DeviceDetailsBody, example: { user_code: 'BCDF-GHJK' } },
+    responses: { 200: json('The request the code names.', DeviceDetails) },
+    codes: ['BCK.HTTP.0400', 'BCK.OAUTH.0020', 'BCK.OAUTH.0021'],
+  },
+  'POST /oauth/device': {
+    summary: 'Decide a device request',
+    description: 'Approve (the cap may be lowered, never raised) or deny the request a user code names.',
+    tags: ['OAuth'],
+    request: { body: DeviceDecisionBody, example: { user_code: 'BCDF-GHJK', approve: true } },
+    responses: { 204: empty("Decided; the device's next poll gets its tokens or access_denied.") },
+    codes: ['BCK.HTTP.0400', 'BCK.OAUTH.0020', 'BCK.OAUTH.0021', 'BCK.ORG.0003', 'BCK.ORG.0005'],
+  },
+  'GET /oauth/bindings': {
+    summary: "List the user's bindings",
+    description: "The grants the user gave connectors, newest first, with each grant's cap and spending.",
+    tags: ['OAuth'],
+    request: { query: PageQuery },
+    responses: { 200: json('A page of bindings.', BindingPage) },
+    codes: ['BCK.HTTP.0400'],
+  },
+  'POST /oauth/bindings/:bindingId/revoke': {
+    summary: 'Revoke a binding',
+    description: 'Revokes the grant, its refresh tokens and its delegation in one transaction.',
+    tags: ['OAuth'],
+    request: { path: BindingParams.shape },
+    responses: { 204: empty('Revoked.') },
+    codes: ['BCK.HTTP.0400', 'BCK.OAUTH.0019'],
+  },
+  'POST /oauth/token': {
+    summary: 'Token endpoint',
+    description:
+      'Redeems an authorization code (with its PKCE verifier), a refresh token (single use: a used one presented again revokes the grant) or a device code (RFC 8628: `authorization_pending` and `slow_down` while the human has not decided). Public clients: `client_id`, no secret. Errors are RFC 6749 §5.2 bodies.',
+    tags: ['OAuth'],
+    request: {
+      body: TokenRequest,
+      example: {
+        grant_type: 'authorization_code',
+        client_id: CLIENT_ID,
+        code: 'the-code',
+        redirect_uri: 'https://connector.example/callback',
+        code_verifier: 'dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk',
+      },
+    },
+    responses: { 200: json('The tokens.', TokenResponse) },
+    codes: [],
+  },
+  'POST /oauth/device_authorization': {
+    summary: 'Start a device authorization',
+    description:
+      'RFC 8628 §3.1: the connector gets a device code to poll with and a user code the human types at `verification_uri`. Terms default to 10.00 for a day.',
+    tags: ['OAuth'],
+    request: { body: DeviceAuthorizationBody, example: { client_id: CLIENT_ID, scope: 'commerce' } },
+    responses: { 200: json('The codes.', DeviceAuthorization) },
+    codes: [],
+  },
+  'POST /oauth/revoke': {
+    summary: 'Revoke a token',
+    description:
+      "RFC 7009: a refresh token or an access token revokes its grant (and the grant's delegation). An unknown token is not an error.",
+    tags: ['OAuth'],
+    request: { body: RevocationBody, example: { token: 'the-refresh-token', token_type_hint: 'refresh_token' } },
+    responses: { 200: empty('Revoked (or nothing to revoke).') },
+    codes: [],
+  },
+};
