@@ -1,6 +1,7 @@
 // The route tables of both processes as the API description lists them. The admin process's are its own
 // declarations; the proxy's table is built here as the proxy builds it, with services that are never called (the
 // routes only close over them), and released at once: the document lists the table's routes, not a copy.
+import { createLifecycle } from '../../shared/lifecycle.js';
 import { getAddress } from 'viem';
 import { buildRouterRoutes } from '../../proxy/routes/index.js';
 import type { ServiceContext } from '../../shared/context.js';
@@ -33,18 +34,21 @@ export async function listProxyRoutes(ctx: ServiceContext): Promise<ListedRoute[
   // No threads: nothing is signed.
   const signer = createDigestSigner(0);
   try {
-    const table = buildRouterRoutes({
-      ctx,
-      claims: createClaimStore(),
-      limiter: createConcurrencyLimiter(1),
-      waiting: createConcurrencyLimiter(1),
-      upstream,
-      feeRecipient: getAddress(`0x${'00'.repeat(20)}`),
-      walletKeys: createWalletKeyCache(ctx),
-      delegations: createDelegationSnapshots(ctx),
-      signer,
-      settlement: createSettlement(ctx),
-    });
+    const table = buildRouterRoutes(
+      {
+        ctx,
+        claims: createClaimStore(),
+        limiter: createConcurrencyLimiter(1),
+        waiting: createConcurrencyLimiter(1),
+        upstream,
+        feeRecipient: getAddress(`0x${'00'.repeat(20)}`),
+        walletKeys: createWalletKeyCache(ctx),
+        delegations: createDelegationSnapshots(ctx),
+        signer,
+        settlement: createSettlement(ctx),
+      },
+      createLifecycle(),
+    );
     return table.routes().map((r) => ({
       process: 'proxy',
       method: r.method,

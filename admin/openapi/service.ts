@@ -2,7 +2,7 @@
 import type { z } from 'zod';
 import { type Operations, html, json } from '../../shared/openapi/operation.js';
 import { AuthorizationServer, Jwks, ProtectedResource } from '../../shared/openapi/responses/oauth.js';
-import { Health, OpenApiDocument } from '../../shared/openapi/responses/service.js';
+import { Health, OpenApiDocument, Readiness } from '../../shared/openapi/responses/service.js';
 
 /** Discovery documents take no parameters; an unknown query parameter is ignored. */
 const document = (summary: string, schema: z.ZodType, what: string) => ({
@@ -19,6 +19,17 @@ export const SERVICE_OPERATIONS: Operations = {
       'Served by both processes: on the public port the proxy answers (`service: proxy`), on the admin port the admin process.',
     tags: ['Service'],
     responses: { 200: json('The process is up.', Health, { status: 'ok', service: 'proxy' }) },
+    codes: [],
+  },
+  'GET /readyz': {
+    summary: 'Readiness check',
+    description:
+      'Served by both processes, each for itself: 200 while the process serves and its database answers with every migration applied; 503 while it starts or drains (after SIGTERM), when the database does not answer within 2 s, or when migrations are pending. `/healthz` stays liveness.',
+    tags: ['Service'],
+    responses: {
+      200: json('Ready for traffic.', Readiness, { status: 'ready', service: 'proxy' }),
+      503: json('Not ready: send traffic elsewhere.', Readiness, { status: 'draining', service: 'proxy' }),
+    },
     codes: [],
   },
   'GET /api/v1/openapi.json': {

@@ -1,8 +1,10 @@
 // The API description and its reference page, public (README "API reference"): GET /api/v1/openapi.json, built
 // once from both processes' route tables and the operation registry (admin/openapi/), and GET /docs, RapiDoc
-// served from node_modules so the page needs nothing from another origin.
+// served by this service so the page needs nothing from another origin.
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
 import { PUBLIC } from '../../shared/auth/route-access.js';
 import { authorizationServerMetadata } from '../../shared/oauth/metadata.js';
 import { buildOpenApiDocument } from '../../shared/openapi/document.js';
@@ -27,9 +29,30 @@ function once<T>(make: () => Promise<T>): () => Promise<T> {
 }
 
 /** `adminTable` gives the admin process's whole route table (this module's routes among them). */
+/** package.json from the sources (admin/routes/) or from the compiled code (dist/admin/routes/). */
+const PACKAGE_JSON = ['../../package.json', '../../../package.json'].map((p) =>
+  fileURLToPath(new URL(p, import.meta.url)),
+);
+
+function firstExisting(paths: readonly string[]): string {
+  const found = paths.find((p) => existsSync(p));
+  if (found === undefined) throw new Error(`none of ${paths.join(', ')} exists`);
+  return found;
+}
+
+/**
+ * RapiDoc is a development dependency (its own dependency tree is large and only bundled into this one file):
+ * `npm run build` copies the bundle to dist/assets/, which the image runs from; from the sources it is read from
+ * node_modules.
+ */
+function rapidocBundle(): string {
+  const copied = fileURLToPath(new URL('../../assets/rapidoc-min.js', import.meta.url));
+  return existsSync(copied) ? copied : require.resolve('rapidoc/dist/rapidoc-min.js');
+}
+
 export function openApiRoutes({ ctx }: AdminDeps, adminTable: () => readonly AdminRoute[]): AdminRoute[] {
   const documentJson = once(async () => {
-    const pkg = JSON.parse(await readFile(require.resolve('../../package.json'), 'utf8')) as { version?: unknown };
+    const pkg = JSON.parse(await readFile(firstExisting(PACKAGE_JSON), 'utf8')) as { version?: unknown };
     const routes = [...listAdminRoutes(adminTable()), ...(await listProxyRoutes(ctx))];
     const built = buildOpenApiDocument(routes, OPERATIONS, {
       version: typeof pkg.version === 'string' ? pkg.version : '0.0.0',
@@ -38,7 +61,7 @@ export function openApiRoutes({ ctx }: AdminDeps, adminTable: () => readonly Adm
     if (built.problems.length > 0) ctx.log.warn({ problems: built.problems }, 'the API description is incomplete');
     return JSON.stringify(built.document);
   });
-  const rapidoc = once(() => readFile(require.resolve('rapidoc/dist/rapidoc-min.js')));
+  const rapidoc = once(() => readFile(rapidocBundle()));
 
   return [
     get('/api/v1/openapi.json', PUBLIC, async (c) => {

@@ -1,4 +1,5 @@
 // What the service's own endpoints answer: the health checks and this API description.
+import { ReadinessBody } from '../../readiness.js';
 import { z } from 'zod';
 import { named } from './common.js';
 
@@ -6,6 +7,12 @@ export const Health = named(
   'Health',
   z.object({ status: z.literal('ok'), service: z.enum(['admin', 'proxy']) }),
   'The process is up. On the public port the proxy answers; the admin process answers on its own port.',
+);
+
+export const Readiness = named(
+  'Readiness',
+  ReadinessBody,
+  'Whether this process takes traffic: `ready` (200), or why not (503).',
 );
 
 export const OpenApiDocument = named(
