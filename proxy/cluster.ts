@@ -7,6 +7,9 @@ import type { Config } from '../config/index.js';
 import type { Logger } from '../shared/log.js';
 import { DRAIN_MESSAGE, whenParentGone } from '../shared/shutdown.js';
 
+/** Tells a worker its slot (set by the supervisor, never by an operator). */
+export const WORKER_SLOT_ENV = 'PAYROUTE_PROXY_WORKER_SLOT';
+
 /** A worker that dies this many times within RESTART_WINDOW_MS stops the whole proxy: a crash loop needs a person. */
 const MAX_RESTARTS = 5;
 const RESTART_WINDOW_MS = 60_000;
@@ -19,7 +22,13 @@ export function superviseWorkers(config: Config, log: Logger): void {
   let stopping = false;
   let failed = false;
 
-  const fork = (): Worker => cluster.fork();
+  // Each worker has a slot, 0 to count - 1, that its replacement takes over: the `worker` label of its metrics.
+  const slots = new Map<number, number>();
+  const fork = (slot: number): Worker => {
+    const worker = cluster.fork({ [WORKER_SLOT_ENV]: String(slot) });
+    slots.set(worker.id, slot);
+    return worker;
+  };
 
   cluster.on('listening', (worker, address) => {
     listening.add(worker.id);
@@ -49,7 +58,8 @@ export function superviseWorkers(config: Config, log: Logger): void {
       stop('crash loop');
       return;
     }
-    fork();
+    fork(slots.get(worker.id) ?? 0);
+    slots.delete(worker.id);
   });
 
   const stop = (reason: string): void => {
@@ -79,5 +89,5 @@ export function superviseWorkers(config: Config, log: Logger): void {
   process.on('SIGTERM', () => stop('SIGTERM'));
   if (process.channel !== undefined) whenParentGone(() => stop('parent exited'));
 
-  for (let i = 0; i < count; i += 1) fork();
+  for (let i = 0; i < count; i += 1) fork(i);
 }

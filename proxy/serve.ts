@@ -1,4 +1,5 @@
 // One proxy process (or one worker of several: proxy/cluster.ts): the payment router and the public front door.
+import cluster from 'node:cluster';
 import { createServer } from 'node:http';
 import type { Config } from '../config/index.js';
 import { getAddress } from 'viem';
@@ -17,6 +18,7 @@ import type { Logger } from '../shared/log.js';
 import { onShutdown } from '../shared/shutdown.js';
 import { createLifecycle, drainServer, tracked } from '../shared/lifecycle.js';
 import { startMetrics } from '../shared/metrics/listener.js';
+import { WORKER_SLOT_ENV } from './cluster.js';
 import { buildProxyHandler } from './app.js';
 import { createAdminForwarder } from './admin-forward.js';
 import { buildRouterRoutes } from './routes/index.js';
@@ -68,7 +70,8 @@ export async function serveProxy(config: Config, log: Logger, announce: boolean)
   server.requestTimeout =
     config.HEADERS_TIMEOUT_MS + Math.max(config.ROUTER_REQUEST_BODY_TIMEOUT_MS, config.ADMIN_BODY_TIMEOUT_MS) + 5_000;
   server.on('clientError', clientErrorHandler(config.DOCS_URL));
-  const metrics = await startMetrics('proxy', config, log, createServer);
+  const slot = cluster.isWorker ? process.env[WORKER_SLOT_ENV] : undefined;
+  const metrics = await startMetrics('proxy', config, log, createServer, slot);
   server.listen(config.PROXY_PORT, config.HOST, () => {
     const addr = server.address();
     const port = typeof addr === 'object' && addr !== null ? addr.port : config.PROXY_PORT;

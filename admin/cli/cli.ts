@@ -1,5 +1,5 @@
 // Operator CLI: `npm run cli -- <command>`. Every command prints exactly one JSON object on stdout (logs go
-// to stderr) and applies pending migrations first.
+// to stderr) and applies pending migrations first; `--help` (alone or after a command) prints usage text instead.
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { type Config, ConfigError, loadConfig } from '../../config/index.js';
@@ -15,23 +15,7 @@ import { createClient, disableClient, listClients, updateClient } from '../../sh
 import { addCatalogEntry, listCatalog } from '../../shared/router/catalog.js';
 import { faucet } from '../../shared/settlement/token-ledger.js';
 import { operatorWalletReport, walletBalances } from '../../shared/settlement/wallet-report.js';
-
-const USAGE = `usage: npm run cli -- <command>
-  users create --email E
-  keys create --user USER_ID
-  keys revoke --key-id KEY_ID
-  faucet --address ADDRESS --amount ATOMIC [--asset TOKEN_ADDRESS]   (sandbox ledger only)
-  wallets balance --address ADDRESS   (on chain with SETTLEMENT_BACKEND=rpc, with what is reserved)
-  wallets address                     (the operator wallet, which pays the gas with rpc)
-  catalog add --slug SLUG --url UPSTREAM_BASE_URL
-  catalog list
-  oauth-clients create --name N --redirect-uri U [--redirect-uri U2 ...] [--verified] [--account-level]
-                       [--consent-types commerce,account_access]
-  oauth-clients list
-  oauth-clients update CLIENT_ID [--name N] [--redirect-uri U ...] [--[no-]verified] [--[no-]account-level]
-                       [--consent-types ...]
-  oauth-clients disable CLIENT_ID
-  migrate`;
+import { type CommandName, USAGE, helpFor } from './usage.js';
 
 type OptionValue = string | string[] | boolean | undefined;
 type Options = Partial<Record<keyof typeof OPTIONS, OptionValue>>;
@@ -64,7 +48,7 @@ function clientFields(o: Options) {
 /** Commands that take one word after their name: the client id. */
 const ARGS: Record<string, number> = { 'oauth-clients update': 1, 'oauth-clients disable': 1 };
 
-const commands: Record<string, Handler> = {
+const commands: Record<CommandName, Handler> = {
   'users create': (ctx, o) => createUser(ctx, need(o, 'email')),
   'keys create': (ctx, o) => createApiKey(ctx, need(o, 'user')),
   'keys revoke': (ctx, o) => revokeApiKey(ctx, need(o, 'key-id')),
@@ -107,6 +91,9 @@ const commands: Record<string, Handler> = {
   },
 };
 
+/** Looked up by the words typed: any string, most of them no command. */
+const byName: Readonly<Record<string, Handler | undefined>> = commands;
+
 function print(obj: object): void {
   process.stdout.write(`${JSON.stringify(obj)}\n`);
 }
@@ -125,6 +112,7 @@ const OPTIONS = {
   verified: { type: 'boolean' },
   'account-level': { type: 'boolean' },
   'consent-types': { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
 } as const;
 
 function parse() {
@@ -141,11 +129,19 @@ async function main(): Promise<number> {
   const args = parse();
   if (args === undefined) return 2;
   const { positionals, values } = args;
+  // Help needs neither configuration nor database: it answers before either is read.
+  if (values.help === true) {
+    const help = helpFor(positionals);
+    if (help !== undefined) {
+      process.stdout.write(help);
+      return 0;
+    }
+  }
   const name =
-    positionals.length >= 2 && commands[`${positionals[0]} ${positionals[1]}`] !== undefined
+    positionals.length >= 2 && byName[`${positionals[0]} ${positionals[1]}`] !== undefined
       ? `${positionals[0]} ${positionals[1]}`
       : (positionals[0] ?? '');
-  const handler = commands[name];
+  const handler = byName[name];
   // Leftover (or missing) words (`users create extra`) are refused rather than ignored.
   const words = name.split(' ').length;
   if (handler === undefined || words + (ARGS[name] ?? 0) !== positionals.length) {

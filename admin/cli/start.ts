@@ -27,11 +27,15 @@ function prefix(stream: NodeJS.ReadableStream | null, out: NodeJS.WritableStream
 // The children inherit this process's environment (which `npm start` already filled from .env with
 // --env-file-if-exists) and its working directory, so relative DATA_DIR / sqlite: paths mean the same files for all
 // three. They do not read .env themselves: that could only make them disagree with the migrations run above.
-// tsx and the entry files are resolved from this file, so the working directory may be anywhere.
-const tsx = import.meta.resolve('tsx');
+// The entry files are resolved from this file, so the working directory may be anywhere. They run the way this file
+// runs: compiled JavaScript from dist/ (`npm start`, the image), or the TypeScript sources under tsx (`npm run dev`,
+// the tests), which is the only case that resolves tsx (a devDependency, absent from a production install).
+const fromSources = import.meta.url.endsWith('.ts');
+const loader = fromSources ? ['--import', import.meta.resolve('tsx')] : [];
+const extension = fromSources ? '.ts' : '.js';
 
 function run(name: string, entry: string): void {
-  const child = spawn(process.execPath, ['--import', tsx, join(root, entry)], {
+  const child = spawn(process.execPath, [...loader, join(root, `${entry}${extension}`)], {
     cwd: process.cwd(),
     // Their stderr is a pipe to this process: they log in the format this process's own terminal (or its
     // LOG_FORMAT) calls for, not JSON because of the pipe.
@@ -76,5 +80,5 @@ whenParentGone(() => {
   process.stderr.write('[start] parent process exited; stopping\n');
   stop(0);
 });
-run('admin', 'admin/server.ts');
-run('proxy', 'proxy/server.ts');
+run('admin', 'admin/server');
+run('proxy', 'proxy/server');

@@ -74,8 +74,10 @@ export async function startMetrics(
   config: MetricsConfig,
   log: Logger,
   createServer: ServerFactory,
+  /** A proxy worker's slot (0 to PROXY_WORKERS - 1, kept by its replacement): a bounded label. */
+  worker?: string | undefined,
 ): Promise<RunningMetrics> {
-  registry.setDefaultLabels({ process: name });
+  registry.setDefaultLabels(worker === undefined ? { process: name } : { process: name, worker });
   collectDefaultMetrics({ register: registry });
   const wanted = name === 'admin' ? config.ADMIN_METRICS_PORT : config.PROXY_METRICS_PORT;
   if (wanted === undefined) return { port: undefined, close: () => Promise.resolve() };
