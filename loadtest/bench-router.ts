@@ -23,7 +23,7 @@
 // say where the time goes.
 //
 // Knobs (environment): BENCH_SECONDS (measured seconds per side of a scenario, default 20), BENCH_ONLY
-// (comma list of relay,paid,commerce,commerce-free,org,mint,rss), BENCH_DB (sqlite | postgresql, default sqlite),
+// (comma list of relay,paid,commerce,commerce-free,org,mint,workers,rss), BENCH_DB (sqlite | postgresql, default sqlite),
 // BENCH_RSS_REQUESTS (default 200000), BENCH_RSS_MAX_SECONDS (default 120), BENCH_RELAY_CONNECTIONS (default 32),
 // BENCH_PAID_CONCURRENCY (default 16; the commerce scenario's too), BENCH_COMMERCE_FREE_CONCURRENCY (default 32),
 // BENCH_MINT_CONCURRENCY (default 16), BENCH_ROUNDS (A B B A rounds per scenario, default 3), BENCH_JSON (write
@@ -70,7 +70,7 @@ const MINT_CONCURRENCY = num('BENCH_MINT_CONCURRENCY', 16, 1, 256);
 const COMMERCE_FREE_CONCURRENCY = num('BENCH_COMMERCE_FREE_CONCURRENCY', 32, 1, 256);
 const DB: DbKind = process.env.BENCH_DB === 'postgresql' ? 'postgresql' : 'sqlite';
 const ONLY = new Set(
-  (process.env.BENCH_ONLY ?? 'relay,paid,commerce,commerce-free,org,mint,rss').split(',').map((s) => s.trim()),
+  (process.env.BENCH_ONLY ?? 'relay,paid,commerce,commerce-free,org,mint,workers,rss').split(',').map((s) => s.trim()),
 );
 /** Hard ceiling of the whole run: whatever happens, children are killed and the process exits. */
 const WATCHDOG_MS = 12 * 60_000;
@@ -672,6 +672,88 @@ async function scenarioMint(w: BenchWorld, pids: Pids): Promise<void> {
   }
 }
 
+/** The processes a proxy started (node:cluster workers), whose CPU counts with it. */
+function childPids(pid: number): number[] {
+  try {
+    const text = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim();
+    return text === '' ? [] : text.split(/\s+/).map(Number);
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * Scenario 8 (`workers`): one proxy process (the stack's) against a second proxy started with PROXY_WORKERS=2 on
+ * the same database, for paid routes and for mode A mints: what a second worker buys on this machine. Both sides
+ * run the same calls; the ratio is 2 workers / 1 process. Meant for BENCH_DB=postgresql (SQLite serializes every
+ * write on one file whatever the number of processes).
+ */
+async function scenarioWorkers(w: BenchWorld, pids: Pids): Promise<void> {
+  log(
+    `workers: one proxy process vs PROXY_WORKERS=2, paid routes (${PAID_CONCURRENCY} in flight) and mints (${MINT_CONCURRENCY})`,
+  );
+  const two = await w.stack.spawn('proxy', { PROXY_WORKERS: '2' });
+  const twoPids: Pids = { ...pids, proxy2: two.child.pid ?? -1 };
+  for (const [i, pid] of childPids(two.child.pid ?? -1).entries()) twoPids[`proxy2w${i}`] = pid;
+  const paidUrl = `${w.merchant.url}/paid`;
+  const target = await mintTarget(w.merchant.url);
+  const runId = randomUUID().slice(0, 8);
+  let n = 0;
+  try {
+    for (const kind of ['paid', 'mint'] as const) {
+      const concurrency = kind === 'paid' ? PAID_CONCURRENCY : MINT_CONCURRENCY;
+      const pools = [w.stack.proxyUrl, two.url].map(
+        (url) => new Pool(url, { connections: concurrency, keepAliveTimeout: 60_000 }),
+      );
+      const call = (pool: Pool) => async (): Promise<void> => {
+        n += 1;
+        const requestId = `workers-${kind}-${runId}-${n}`;
+        if (kind === 'mint')
+          await mintCall(pool, { apiKey: w.apiKey, delegationId: w.delegationId, target, requestId });
+        else
+          await routeCall(pool, {
+            path: '/api/v1/router/route',
+            bearer: w.apiKey,
+            body: { requestId, delegationId: w.delegationId, url: paidUrl, method: 'GET' },
+            paid: true,
+          });
+      };
+      const [onePool, twoPool] = pools as [Pool, Pool];
+      try {
+        const { base, router } = await abba(
+          async (sec) => {
+            await sideLoop(sec, concurrency, call(onePool));
+            await sideLoop(sec, concurrency, call(twoPool));
+          },
+          {
+            base: async (sec) => {
+              const { value, cpu } = await withCpu(pids, () => sideLoop(sec, concurrency, call(onePool)));
+              return { ...value, cpu };
+            },
+            router: async (sec) => {
+              const { value, cpu } = await withCpu(twoPids, () => sideLoop(sec, concurrency, call(twoPool)));
+              return { ...value, cpu };
+            },
+          },
+        );
+        record({
+          scenario: `workers-${kind}`,
+          baseline: `one proxy process: ${kind === 'paid' ? 'POST /api/v1/router/route' : 'mode A POST /api/v1/router/payments'}`,
+          router: 'the same calls through a proxy with PROXY_WORKERS=2',
+          base,
+          routerSide: router,
+          target: 1,
+          unit: kind === 'paid' ? 'paid calls/s' : 'mints/s',
+        });
+      } finally {
+        await Promise.all(pools.map((p) => p.close()));
+      }
+    }
+  } finally {
+    await two.stop();
+  }
+}
+
 async function scenarioRss(w: BenchWorld): Promise<void> {
   log(`rss: proxy VmRSS across ${RSS_REQUESTS} free relays (capped at ${RSS_MAX_SECONDS} s)`);
   const pid = w.stack.pids.proxy;
@@ -854,6 +936,7 @@ async function main(): Promise<void> {
     if (ONLY.has('commerce-free')) await scenarioCommerce(w, pids, 'free');
     if (ONLY.has('org')) await scenarioOrg(w, pids);
     if (ONLY.has('mint')) await scenarioMint(w, pids);
+    if (ONLY.has('workers')) await scenarioWorkers(w, pids);
     if (ONLY.has('rss')) await scenarioRss(w);
   } finally {
     await w.stop();

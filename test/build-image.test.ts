@@ -5,13 +5,13 @@
 // node_modules must hold no test package, and the compiled launcher, admin, proxy and CLI must run from it.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, symlinkSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { homedir, tmpdir } from 'node:os';
 import { delimiter, isAbsolute, join, posix } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import test from 'ava';
 import { type Stage, commandsOf, copyOf, envOf, parseDockerfile } from './support/dockerfile.js';
+import { freePort } from './support/ports.js';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 
@@ -113,18 +113,6 @@ function installedPackages(nodeModules: string): string[] {
   };
   walk(nodeModules);
   return found;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const addr = server.address();
-      const port = typeof addr === 'object' && addr !== null ? addr.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 async function waitHealthy(url: string, child: ChildProcess, log: () => string): Promise<void> {

@@ -3,11 +3,11 @@
 // any unknown path). The proxy's /metrics is its own, never forwarded to the admin process. Nothing here depends on
 // the database (the processes run on SQLite); the counters are checked in metrics-counters.test.ts.
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
 import test from 'ava';
 import { ConfigError, loadConfig } from '../config/index.js';
 import { parseExposition, sampleValue } from './support/prometheus.js';
 import { type Stack, startStack } from './support/stack.js';
+import { freePort } from './support/ports.js';
 
 const TOKEN = `scrape-${randomBytes(16).toString('hex')}`;
 const PROMETHEUS_TEXT = 'text/plain; version=0.0.4; charset=utf-8';
@@ -19,19 +19,6 @@ test.before(async () => {
 test.after.always(async () => {
   await stack?.stop();
 });
-
-/** A port that was free a moment ago (listen on 0, read it, close). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const addr = server.address();
-      const port = typeof addr === 'object' && addr !== null ? addr.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 async function get(url: string, authorization?: string, method = 'GET') {
   const r = await fetch(url, { method, headers: authorization === undefined ? {} : { authorization } });

@@ -4,29 +4,17 @@
 // measures time.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { connect, createServer } from 'node:net';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import test from 'ava';
+import { freePort } from './support/ports.js';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const START = join(ROOT, 'admin/cli/start.ts');
 const TSX = import.meta.resolve('tsx');
-
-/** A port that was free a moment ago (listen on 0, read it, close). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const addr = server.address();
-      const port = typeof addr === 'object' && addr !== null ? addr.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 interface Launcher {
   child: ChildProcess;

@@ -1,0 +1,15 @@
+// Ports for tests that must name one before a process starts (npm start, a metrics port): free a moment ago.
+import { createServer } from 'node:net';
+
+/** A port that was free a moment ago (listen on 0, read it, close). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const addr = server.address();
+      const port = typeof addr === 'object' && addr !== null ? addr.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
