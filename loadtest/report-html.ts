@@ -3,7 +3,7 @@
 // over time and the latency histogram are SVG bar charts; every bar carries its figures in a <title> (the browser's
 // tooltip), and the per-second figures are in a table too.
 import { fmtFixed, fmtInt, group } from './format.js';
-import type { LoadReport } from './report.js';
+import type { LoadReport } from './report-schema.js';
 import { niceCeil } from './stats.js';
 
 const esc = (s: string): string =>

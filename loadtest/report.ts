@@ -1,47 +1,11 @@
-// A load run's report: the JSON of all its figures (its schema below, for whatever reads it back) and the HTML page
+// A load run's report: the JSON of all its figures (its schema in report-schema.ts, for whatever reads it back) and the HTML page
 // rendered from it (loadtest/report-html.ts), written side by side as <scenario>-<ISO 8601 basic time>.{html,json}.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { z } from 'zod';
 import { renderHtml } from './report-html.js';
-import { SCENARIOS } from './scenarios.js';
+import type { LoadReport } from './report-schema.js';
 
-const ms = z.number().nonnegative();
-const count = z.number().int().nonnegative();
-const bin = z.object({ from: ms, to: ms, count });
-
-export const LoadReportSchema = z.object({
-  scenario: z.enum(SCENARIOS),
-  description: z.string(),
-  startedAt: z.iso.datetime(),
-  finishedAt: z.iso.datetime(),
-  settings: z.object({
-    durationSeconds: z.number().int().positive(),
-    connections: z.number().int().positive(),
-    db: z.enum(['sqlite', 'postgresql']),
-    /** host:port of each process of the run (no scheme: the page links nothing). */
-    endpoints: z.object({ proxy: z.string(), admin: z.string(), upstream: z.string(), merchant: z.string() }),
-  }),
-  /** Stopped early by Ctrl-C. */
-  interrupted: z.boolean(),
-  summary: z.object({
-    seconds: z.number().nonnegative(),
-    requests: count,
-    ok: count,
-    failed: count,
-    /** Successful calls per second. */
-    rate: z.number().nonnegative(),
-    /** Milliseconds, over the successful calls; null when there were none. */
-    latency: z.object({ min: ms, mean: ms, p50: ms, p90: ms, p99: ms, max: ms }).nullable(),
-  }),
-  perSecond: z.array(z.object({ second: count, ok: count, failed: count, p50: ms.nullable(), p99: ms.nullable() })),
-  histogram: z.object({ bins: z.array(bin), overflow: bin.nullable() }),
-  errors: z.array(z.object({ message: z.string(), count })),
-  /** No failed check and at least one success. */
-  passed: z.boolean(),
-});
-
-export type LoadReport = z.infer<typeof LoadReportSchema>;
+export { type LoadReport, LoadReportSchema } from './report-schema.js';
 
 /** 2026-11-25T10:15:00.123Z -> 20261125T101500Z: ISO 8601's basic format, safe in a file name on every system. */
 export function basicIsoTime(iso: string): string {

@@ -5,7 +5,6 @@
 // hook, or a caller probing; either way it must not create a series).
 import { NETWORKS } from '../assets.js';
 import { type ErrorCode, catalogue } from '../errors/catalogue.js';
-import type { ProtocolErrorCode } from '../oauth/protocol-error.js';
 
 export const OTHER = 'other';
 export type Other = typeof OTHER;
@@ -97,35 +96,6 @@ export const CACHE_NAMES = new Set([
   'idempotency_key',
 ] as const);
 export type CacheName = typeof CACHE_NAMES extends ReadonlySet<infer T> ? T : never;
-
-// --- OAuth token endpoint (admin) ---
-
-/** RFC 6749 §4.1.3, §6 and RFC 8628 §3.4's grant_type values, by a short name. */
-export const OAUTH_GRANT_TYPES: ReadonlyMap<string, string> = new Map([
-  ['authorization_code', 'authorization_code'],
-  ['refresh_token', 'refresh_token'],
-  ['urn:ietf:params:oauth:grant-type:device_code', 'device_code'],
-]);
-
-export const grantTypeLabel = (grantType: unknown): string =>
-  (typeof grantType === 'string' ? OAUTH_GRANT_TYPES.get(grantType) : undefined) ?? OTHER;
-
-/** Every RFC 6749 / 8628 error the token endpoint answers (a Record, so a new code cannot be forgotten here). */
-const OAUTH_ERROR_CODES: Readonly<Record<ProtocolErrorCode, true>> = {
-  invalid_request: true,
-  invalid_client: true,
-  invalid_grant: true,
-  unauthorized_client: true,
-  unsupported_grant_type: true,
-  unsupported_token_type: true,
-  invalid_scope: true,
-  authorization_pending: true,
-  slow_down: true,
-  access_denied: true,
-  expired_token: true,
-};
-/** Plus `server_error` (RFC 6749 §5.2's name for what is not the client's fault: our 5xx). */
-export const OAUTH_ERRORS: ReadonlySet<string> = new Set([...Object.keys(OAUTH_ERROR_CODES), 'server_error']);
 
 // --- Database (shared/db/sql.ts) ---
 

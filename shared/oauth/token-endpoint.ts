@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import type { ServiceContext } from '../context.js';
 import type { TokenSigner } from '../keys/signing-keys.js';
-import { countedTokenRequest } from '../metrics/oauth.js';
+import { countedTokenRequest } from './token-metrics.js';
 import { line } from '../text.js';
 import { redeemAuthorizationCode } from './grant-authorization-code.js';
 import { redeemDeviceCode } from './grant-device-code.js';
