@@ -2,18 +2,22 @@
 // body is `{ error, error_description }` (RFC 6749 §5.2), not the BCK envelope of the rest of the service. One class,
 // one factory per error code, as node-oidc-provider has one error type per OAuth error.
 
-export type ProtocolErrorCode =
-  | 'invalid_request'
-  | 'invalid_client'
-  | 'invalid_grant'
-  | 'unauthorized_client'
-  | 'unsupported_grant_type'
-  | 'unsupported_token_type'
-  | 'invalid_scope'
-  | 'authorization_pending'
-  | 'slow_down'
-  | 'access_denied'
-  | 'expired_token';
+/** Every error code these endpoints answer (RFC 6749 §5.2, RFC 8628 §3.5, RFC 7009 §2.2.1), once. */
+export const PROTOCOL_ERROR_CODES = [
+  'invalid_request',
+  'invalid_client',
+  'invalid_grant',
+  'unauthorized_client',
+  'unsupported_grant_type',
+  'unsupported_token_type',
+  'invalid_scope',
+  'authorization_pending',
+  'slow_down',
+  'access_denied',
+  'expired_token',
+] as const;
+
+export type ProtocolErrorCode = (typeof PROTOCOL_ERROR_CODES)[number];
 
 export class OAuthProtocolError extends Error {
   constructor(

@@ -3,7 +3,7 @@
 import { Counter } from 'prom-client';
 import { OTHER, bounded } from '../metrics/labels.js';
 import { PREFIX, registry } from '../metrics/registry.js';
-import { OAuthProtocolError, type ProtocolErrorCode } from './protocol-error.js';
+import { OAuthProtocolError, PROTOCOL_ERROR_CODES } from './protocol-error.js';
 
 /** RFC 6749 §4.1.3, §6 and RFC 8628 §3.4's grant_type values, by a short name. */
 export const OAUTH_GRANT_TYPES: ReadonlyMap<string, string> = new Map([
@@ -15,22 +15,8 @@ export const OAUTH_GRANT_TYPES: ReadonlyMap<string, string> = new Map([
 const grantTypeLabel = (grantType: unknown): string =>
   (typeof grantType === 'string' ? OAUTH_GRANT_TYPES.get(grantType) : undefined) ?? OTHER;
 
-/** Every RFC 6749 / 8628 error the token endpoint answers (a Record, so a new code cannot be forgotten here). */
-const OAUTH_ERROR_CODES: Readonly<Record<ProtocolErrorCode, true>> = {
-  invalid_request: true,
-  invalid_client: true,
-  invalid_grant: true,
-  unauthorized_client: true,
-  unsupported_grant_type: true,
-  unsupported_token_type: true,
-  invalid_scope: true,
-  authorization_pending: true,
-  slow_down: true,
-  access_denied: true,
-  expired_token: true,
-};
 /** Plus `server_error` (RFC 6749 §5.2's name for what is not the client's fault: our 5xx). */
-export const OAUTH_ERRORS: ReadonlySet<string> = new Set([...Object.keys(OAUTH_ERROR_CODES), 'server_error']);
+export const OAUTH_ERRORS: ReadonlySet<string> = new Set([...PROTOCOL_ERROR_CODES, 'server_error']);
 
 const issued = new Counter({
   name: `${PREFIX}oauth_tokens_issued_total`,

@@ -5,7 +5,7 @@
 // the contract test (test/openapi-contract.test.ts) instead of drifting silently.
 import { z } from 'zod';
 import { type ErrorCode, catalogue } from '../../errors/catalogue.js';
-import type { ProtocolErrorCode } from '../../oauth/protocol-error.js';
+import { PROTOCOL_ERROR_CODES } from '../../oauth/protocol-error.js';
 
 /** The named response schemas of the document (ids only: descriptions travel with the schemas themselves). */
 export const components = z.registry<{ id: string }>();
@@ -92,26 +92,11 @@ export const ErrorEnvelope = named(
   'Every error of the BCK protocol: `code` names the catalogue entry (docs/errors.md), `details` says what went wrong with this request, `params` holds its parameters as a JSON string.',
 );
 
-/** Every code of shared/oauth/protocol-error.ts, once (the Record makes the compiler check the list is whole). */
-const PROTOCOL_ERRORS: Readonly<Record<ProtocolErrorCode, true>> = {
-  invalid_request: true,
-  invalid_client: true,
-  invalid_grant: true,
-  unauthorized_client: true,
-  unsupported_grant_type: true,
-  unsupported_token_type: true,
-  invalid_scope: true,
-  authorization_pending: true,
-  slow_down: true,
-  access_denied: true,
-  expired_token: true,
-};
-
 /** RFC 6749 §5.2's error body, spoken by the token, device authorization and revocation endpoints. */
 export const OAuthError = named(
   'OAuthError',
   z.object({
-    error: z.enum(Object.keys(PROTOCOL_ERRORS) as [ProtocolErrorCode, ...ProtocolErrorCode[]]),
+    error: z.enum(PROTOCOL_ERROR_CODES),
     error_description: z.string(),
   }),
   'An OAuth error (RFC 6749 §5.2, RFC 8628 §3.5): a connector library reads `error`.',
