@@ -2,16 +2,8 @@
 // the helpers the route-level tests share to call each of them.
 import { getAddress } from 'viem';
 import { buildAdminApp } from '../../admin/app.js';
-import { createLifecycle } from '../../shared/lifecycle.js';
-import { buildRouterRoutes } from '../../proxy/routes/index.js';
+import { listAdminRoutes, listProxyRoutes } from '../../admin/openapi/route-listing.js';
 import type { ServiceContext } from '../../shared/context.js';
-import { createDigestSigner } from '../../shared/protocols/digest-signer.js';
-import { createSettlement } from '../../shared/settlement/backend.js';
-import { createClaimStore } from '../../shared/router/claims.js';
-import { createConcurrencyLimiter } from '../../shared/router/concurrency.js';
-import { createDelegationSnapshots } from '../../shared/router/delegation-snapshot.js';
-import { createWalletKeyCache } from '../../shared/router/wallet-keys.js';
-import { createUpstream } from '../../shared/upstream/index.js';
 
 type Process = 'admin' | 'proxy';
 
@@ -25,47 +17,18 @@ export interface Declared {
   readonly refusal: string | undefined;
 }
 
-/** Every declared route of both processes, from the tables the processes build. */
+/** Every declared route of both processes, from the listing the API description is built from
+ *  (admin/openapi/route-listing.ts): the access tests and the document read one table. */
 export async function declaredRoutes(ctx: ServiceContext): Promise<Declared[]> {
-  const admin = buildAdminApp(ctx).routes.map((r) => ({
-    process: 'admin' as const,
+  const listed = [...listAdminRoutes(buildAdminApp(ctx).routes), ...(await listProxyRoutes(ctx))];
+  return listed.map((r) => ({
+    process: r.process,
     method: r.method,
     path: r.path,
     public: r.access.public,
     accepts: r.access.accepts,
     refusal: r.access.refusal,
   }));
-  const upstream = createUpstream({ allowPrivate: false });
-  const signer = createDigestSigner(0);
-  try {
-    const table = buildRouterRoutes(
-      {
-        ctx,
-        claims: createClaimStore(),
-        limiter: createConcurrencyLimiter(1),
-        waiting: createConcurrencyLimiter(1),
-        upstream,
-        feeRecipient: getAddress(`0x${'11'.repeat(20)}`),
-        walletKeys: createWalletKeyCache(ctx),
-        delegations: createDelegationSnapshots(ctx),
-        signer,
-        settlement: createSettlement(ctx),
-      },
-      createLifecycle(),
-    );
-    const proxy = table.routes().map((r) => ({
-      process: 'proxy' as const,
-      method: r.method,
-      path: r.path,
-      public: r.access.public,
-      accepts: r.access.accepts,
-      refusal: r.access.refusal,
-    }));
-    return [...admin, ...proxy];
-  } finally {
-    await upstream.close();
-    await signer.close();
-  }
 }
 
 /** A value for each path parameter, well-formed where the route checks the form. */
