@@ -93,6 +93,15 @@ export const ConfigSchema = z
      *  the CLI's and your tools', must stay under the server's max_connections (README "Running several proxies").
      *  Default 10. Ignored with SQLite. */
     DATABASE_POOL_MAX: whole.pipe(z.number().int().min(1).max(1000)).default(10),
+    /** Longest one database statement may run, and longest a transaction may sit idle between its statements, before
+     *  the database ends it; the process gives up on an answer that has not come this long plus 2 s later (a database
+     *  that accepts connections but never answers) and drops that connection. A request that meets either is 503
+     *  BCK.DATABASE.0001 with Retry-After, and nothing it did is half-written (the transaction is rolled back). On
+     *  SQLite, how long a writer waits for another process's lock. Default 10 s. `npm run db:migrate` is not bounded. */
+    DATABASE_STATEMENT_TIMEOUT_MS: whole.pipe(z.number().int().min(100).max(600_000)).default(10_000),
+    /** Longest a request waits for a PostgreSQL connection: to open one, or for one of the pool's to be free. Past it,
+     *  503 BCK.DATABASE.0001 with Retry-After. Default 5 s. Ignored with SQLite. */
+    DATABASE_CONNECT_TIMEOUT_MS: whole.pipe(z.number().int().min(100).max(600_000)).default(5_000),
     /** Base of `docsUrl` in error envelopes. */
     DOCS_URL: z.url().default('https://github.com/payroute/payroute/blob/main/docs/errors.md'),
 

@@ -23,6 +23,17 @@ import { buildProxyHandler } from './app.js';
 import { createAdminForwarder } from './admin-forward.js';
 import { buildRouterRoutes } from './routes/index.js';
 
+/**
+ * The longest a router call can last when every wait on its path ends at its bound: reading the body, the probe and
+ * the paid hop (each a connection and a whole exchange), and the database statements between them (a call makes
+ * fewer than ten, each bounded by the connection wait and the statement bound).
+ */
+function longestRouterCallMs(config: Config): number {
+  const exchange = config.ROUTER_CONNECT_TIMEOUT_MS + config.ROUTER_STREAM_MAX_MS;
+  const statement = config.DATABASE_CONNECT_TIMEOUT_MS + config.DATABASE_STATEMENT_TIMEOUT_MS + 2000;
+  return config.ROUTER_REQUEST_BODY_TIMEOUT_MS + 2 * exchange + 10 * statement;
+}
+
 /** Serves until stopped; `announce` prints the readiness line (a worker leaves that to its supervisor). */
 export async function serveProxy(config: Config, log: Logger, announce: boolean): Promise<void> {
   // The proxy never migrates: `npm start`, the admin process or `npm run db:migrate` does.
@@ -45,7 +56,10 @@ export async function serveProxy(config: Config, log: Logger, announce: boolean)
     {
       ctx,
       claims: createClaimStore(),
-      limiter: createConcurrencyLimiter(config.ROUTER_MAX_CONCURRENT_PER_USER),
+      limiter: createConcurrencyLimiter(config.ROUTER_MAX_CONCURRENT_PER_USER, {
+        maxHoldMs: longestRouterCallMs(config),
+        onReclaim: (userId) => log.error({ userId }, 'a router slot was held past the longest call: taken back'),
+      }),
       waiting: createConcurrencyLimiter(config.ROUTER_MAX_CONCURRENT_PER_USER),
       upstream,
       feeRecipient: getAddress(feeRecipient),

@@ -24,14 +24,21 @@ export async function createContext(
       'SECRETS_KEY is not set: using the generated key in DATA_DIR/secrets.key (sandbox only)',
     );
   }
+  if (opts.migrate === true) {
+    // On a connection of its own without the statement bound: a migration may rewrite a large table.
+    const unbounded = await openDb(config.database, { synchronous: config.SQLITE_SYNCHRONOUS, poolMax: 1 });
+    try {
+      const applied = await migrate(unbounded);
+      if (applied.length > 0) log.info({ applied }, 'migrations applied');
+    } finally {
+      await unbounded.close();
+    }
+  }
   const db = await openDb(config.database, {
     walAutocheckpointPages: opts.walAutocheckpointPages,
     synchronous: config.SQLITE_SYNCHRONOUS,
     poolMax: config.DATABASE_POOL_MAX,
+    timeouts: { statementMs: config.DATABASE_STATEMENT_TIMEOUT_MS, connectMs: config.DATABASE_CONNECT_TIMEOUT_MS },
   });
-  if (opts.migrate === true) {
-    const applied = await migrate(db);
-    if (applied.length > 0) log.info({ applied }, 'migrations applied');
-  }
   return { config, db, box: secretBox(key), log, now: () => new Date() };
 }

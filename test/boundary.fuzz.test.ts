@@ -290,7 +290,7 @@ forEachDb(
     register(
       `random hostile strings in random fields (${RUNS} requests): 400 in a text field, never a 5xx`,
       async (t) => {
-        t.timeout(900_000);
+        t.timeout(600_000);
         const f = await fx();
         // The last failure seen is the shrunk one, reported whole (fast-check's report would print the 100 KB value).
         let failed: string | undefined;

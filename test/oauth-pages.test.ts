@@ -10,7 +10,15 @@ import * as client from 'openid-client';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { Delegation, OAuthGrant, OAuthPageSession } from '../shared/db/entities/index.js';
 import { type Connector, ISSUER, connector, pkce } from './support/oauth.js';
-import { CHROMIUM_MISSING, chromiumAvailable, launchBrowser } from './support/browser.js';
+import { within } from './support/bounded.js';
+import {
+  CHROMIUM_MISSING,
+  chromiumAvailable,
+  closeBrowser,
+  launchBrowser,
+  newContext,
+  newPage,
+} from './support/browser.js';
 import { forEachDb } from './support/matrix.js';
 import type { Stack } from './support/stack.js';
 
@@ -95,9 +103,11 @@ forEachDb(
     });
     const contexts: BrowserContext[] = [];
     test.after.always(async () => {
-      await Promise.all(contexts.map((c) => c.close()));
-      await browser?.close();
-      await cb?.close();
+      try {
+        await closeBrowser(browser, contexts);
+      } finally {
+        await cb?.close();
+      }
     });
     // Without Chromium each test fails saying so: never a skip.
     const reg = (
@@ -106,7 +116,7 @@ forEachDb(
     /** A new browser context (a human with no cookies yet) and the connector's site. */
     const ready = async () => {
       if (browser === undefined || cb === undefined) throw new Error('browser not started');
-      const context = await browser.newContext();
+      const context = await newContext(browser);
       contexts.push(context);
       return { context, cb };
     };
@@ -116,7 +126,7 @@ forEachDb(
       const f = await fixture(stack(), cb);
       const u = await f.s.user();
       const p = await pkce();
-      const page = await context.newPage();
+      const page = await newPage(context);
       const first = await page.goto(await consentUrl(f, p.challenge));
       t.is(first?.status(), 200);
       const headers = first?.headers() ?? {};
@@ -169,7 +179,7 @@ forEachDb(
         const f = await fixture(stack(), cb);
         const u = await f.s.user();
         const p = await pkce();
-        const page = await context.newPage();
+        const page = await newPage(context);
         await page.goto(await consentUrl(f, p.challenge));
         await signIn(page, u.apiKey);
         await Promise.all([page.waitForURL(/\/callback\?/), page.getByRole('button', { name: 'Deny' }).click()]);
@@ -198,7 +208,7 @@ forEachDb(
       const f = await fixture(stack(), cb);
       const u = await f.s.user();
       const p = await pkce();
-      const page = await context.newPage();
+      const page = await newPage(context);
       await page.goto(await consentUrl(f, p.challenge));
       await signIn(page, u.apiKey);
       // What a forger would send: the form as the page shows it, but a token of its own.
@@ -236,14 +246,18 @@ forEachDb(
       const f = await fixture(stack(), cb);
       const target = await consentUrl(f, (await pkce()).challenge);
       cb.page('/frame', `<!doctype html><title>framer</title><iframe id="x" src="${target}"></iframe>`);
-      const page = await context.newPage();
+      const page = await newPage(context);
+      const asked = (url: string) => url.startsWith(`${f.s.proxyUrl}/oauth/authorize`);
       const blocked = new Promise<boolean>((resolve) => {
         page.on('response', (r) => {
-          if (r.url().startsWith(`${f.s.proxyUrl}/oauth/authorize`)) resolve(true);
+          if (asked(r.url())) resolve(true);
+        });
+        page.on('requestfailed', (r) => {
+          if (asked(r.url())) resolve(true);
         });
       });
       await page.goto(`${cb.origin}/frame`);
-      t.true(await blocked, 'the browser asked for the page');
+      t.true(await within('the framed page being asked for', blocked), 'the browser asked for the page');
       const frame = page.frames().find((fr) => fr !== page.mainFrame());
       // Blocked by frame-ancestors: the frame holds Chromium's error document, not the page.
       const content = frame === undefined ? '' : await frame.content().catch(() => '');
@@ -256,7 +270,7 @@ forEachDb(
       const f = await fixture(stack(), cb);
       const u = await f.s.user();
       const url = await consentUrl(f, (await pkce()).challenge);
-      const page = await context.newPage();
+      const page = await newPage(context);
       await page.goto(url);
       await signIn(page, u.apiKey);
       await page.getByRole('button', { name: 'Approve' }).waitFor();
@@ -303,7 +317,7 @@ forEachDb(
           scope: 'commerce',
           spending_limit_cents: '3000',
         });
-        const page = await context.newPage();
+        const page = await newPage(context);
         await page.goto(`${f.s.proxyUrl}/device`);
         await signIn(page, u.apiKey);
         await page.getByLabel('Code').fill('BCDF-GHJK');
@@ -320,7 +334,10 @@ forEachDb(
         await page.getByLabel(/^Cap/).fill('20');
         await page.getByRole('button', { name: 'Approve' }).click();
         await page.getByRole('heading', { name: 'Device connected' }).waitFor();
-        const tokens = await client.pollDeviceAuthorizationGrant(f.c.config, started);
+        const tokens = await client.pollDeviceAuthorizationGrant(f.c.config, started, undefined, {
+          // Polling goes on until the code expires (minutes) if the approval never registered: bounded.
+          signal: AbortSignal.timeout(120_000),
+        });
         t.is(tokens.scope, 'commerce');
         const grant = await f.s.ctx.db.em().findOneOrFail(OAuthGrant, { userId: u.userId });
         t.is((await f.s.ctx.db.em().findOneOrFail(Delegation, { id: grant.delegationId })).spendingLimitCents, 2000n);

@@ -3,7 +3,14 @@
 // rule of the policy.
 import test from 'ava';
 import type { Browser } from 'playwright-core';
-import { CHROMIUM_MISSING, chromiumAvailable, launchBrowser } from './support/browser.js';
+import {
+  CHROMIUM_MISSING,
+  chromiumAvailable,
+  closeBrowser,
+  launchBrowser,
+  newContext,
+  newPage,
+} from './support/browser.js';
 import { type Stack, startStack } from './support/stack.js';
 
 const available = chromiumAvailable();
@@ -16,8 +23,11 @@ test.before(async () => {
   browser = await launchBrowser();
 });
 test.after.always(async () => {
-  await browser?.close();
-  await stack?.stop();
+  try {
+    await closeBrowser(browser);
+  } finally {
+    await stack?.stop();
+  }
 });
 
 const register = available ? test : (title: string) => test(title, (t) => t.fail(CHROMIUM_MISSING));
@@ -51,9 +61,9 @@ register('/docs answers the page with a strict Content-Security-Policy, public, 
 register('in Chromium the page renders the operations, from this origin only, with no CSP violation', async (t) => {
   if (stack === undefined || browser === undefined) throw new Error('stack not started');
   const origin = new URL(stack.proxyUrl).origin;
-  const context = await browser.newContext();
+  const context = await newContext(browser);
   try {
-    const page = await context.newPage();
+    const page = await newPage(context);
     const requests: string[] = [];
     const violations: string[] = [];
     page.on('request', (req) => requests.push(req.url()));
@@ -81,6 +91,6 @@ register('in Chromium the page renders the operations, from this origin only, wi
     );
     t.deepEqual(violations, []);
   } finally {
-    await context.close();
+    await closeBrowser(undefined, [context]);
   }
 });

@@ -1,8 +1,9 @@
 // The one catch point of the endpoints that speak RFC 6749 (token), RFC 8628 (device authorization) and RFC 7009
 // (revocation): errors are `{ error, error_description }` with the protocol's status, never the BCK envelope
 // (a connector's OAuth library reads only the former), and nothing the endpoint answers may be cached.
-import { AppError } from '../../shared/errors/app-error.js';
-import { OAuthProtocolError } from '../../shared/oauth/protocol-error.js';
+import { AppError, DATABASE_RETRY_AFTER_SECS } from '../../shared/errors/app-error.js';
+import { isDatabaseUnavailable } from '../../shared/errors/database-unavailable.js';
+import { OAuthProtocolError, temporarilyUnavailable } from '../../shared/oauth/protocol-error.js';
 import type { AdminRouterContext, RouteProtocol } from './route.js';
 
 /** RFC 6749 §5.1: token responses carry Cache-Control: no-store (and Pragma: no-cache for HTTP/1.0 caches). */
@@ -14,6 +15,8 @@ export function noStore(ctx: AdminRouterContext): void {
 /** A client error of the transport or the body parser, in RFC 6749 terms; undefined for anything else. */
 function asProtocolError(err: unknown): OAuthProtocolError | undefined {
   if (err instanceof OAuthProtocolError) return err;
+  // A connector's OAuth library reads `error`; the envelope's would be the status text.
+  if (isDatabaseUnavailable(err)) return temporarilyUnavailable('the database is unavailable: retry');
   // Size and time limits stay the process's (408 / 413 close the connection): not the protocol's business.
   const status = err instanceof AppError ? err.httpStatus : (err as { status?: unknown }).status;
   if (status === 400 || status === 415) {
@@ -34,6 +37,7 @@ export const OAUTH_PROTOCOL: RouteProtocol = {
     const e = asProtocolError(err);
     if (e === undefined) return false;
     ctx.status = e.status;
+    if (e.status === 503) ctx.set('retry-after', String(DATABASE_RETRY_AFTER_SECS));
     noStore(ctx);
     ctx.body = e.toBody();
     return true;

@@ -1,7 +1,7 @@
 // The one catch point of the admin process (node-oidc-provider's error_handler): AppErrors become the
 // envelope; framework errors with a client status map to BCK.HTTP.<status>; anything else is a generic 500.
 import type { Middleware } from 'koa';
-import { AppError, toEnvelope } from '../../shared/errors/app-error.js';
+import { AppError, asAppError, toEnvelope } from '../../shared/errors/app-error.js';
 import { lingerAfter } from '../../shared/lingering-close.js';
 import type { AdminState } from '../http/state.js';
 
@@ -13,7 +13,7 @@ function classify(err: unknown): AppError {
   if (typeof status === 'number' && status >= 400 && status < 500) {
     return new AppError('BCK.HTTP.0400', 'request body is not valid JSON');
   }
-  return new AppError('BCK.HTTP.0500');
+  return asAppError(err);
 }
 
 export function errorHandler(docsUrl: string): Middleware<AdminState> {

@@ -8,6 +8,7 @@ import type { AbstractSqlDriver, MikroORM as SqlMikroORM } from '@mikro-orm/sql'
 import { MikroORM as SqliteORM } from '@mikro-orm/sqlite';
 import type { Config } from '../../config/index.js';
 import { entities } from './entities/index.js';
+import { BoundedClient } from './pg-client.js';
 import { postgresqlMigrations } from './migrations/postgresql/index.js';
 import { sqliteMigrations } from './migrations/sqlite/index.js';
 import { type Dialect, type Em, type NativeSqlite, type SqlRunner, postgresRunner, sqliteRunner } from './sql.js';
@@ -48,6 +49,46 @@ export interface OpenDbOptions {
   synchronous?: 'full' | 'normal' | undefined;
   /** PostgreSQL: the most connections this process opens (DATABASE_POOL_MAX). Default 10. */
   poolMax?: number | undefined;
+  /**
+   * Bounds on every database call (DATABASE_STATEMENT_TIMEOUT_MS, DATABASE_CONNECT_TIMEOUT_MS). Unset: none, for
+   * migrations, which may rewrite a large table.
+   */
+  timeouts?: DatabaseTimeouts | undefined;
+}
+
+export interface DatabaseTimeouts {
+  /** Longest a statement may run, and a transaction sit idle between its statements (SQLite: wait for a lock). */
+  readonly statementMs: number;
+  /** Longest a caller waits to get a PostgreSQL connection (opening one, or one of the pool's to be free). */
+  readonly connectMs: number;
+}
+
+/**
+ * How much longer than the server's own statement_timeout the process waits for an answer before it gives up on the
+ * connection: normally the server cancels first and the connection stays usable; only a server (or a network path)
+ * that answers nothing at all meets the client's bound, whose connection is then dropped (pg-client.ts).
+ */
+const CLIENT_MARGIN_MS = 2000;
+
+/** pg Pool options for the timeouts (node-postgres client and pool options). */
+function postgresBounds(t: DatabaseTimeouts | undefined) {
+  if (t === undefined) return { Client: BoundedClient };
+  return {
+    Client: BoundedClient,
+    // Both opening a connection and waiting for a free one (pg-pool destroys a connection still opening past it).
+    connectionTimeoutMillis: t.connectMs,
+    // Sent at connection start-up: the server cancels a longer statement (57014), lock waits included.
+    statement_timeout: t.statementMs,
+    // The server ends a transaction whose client stopped talking mid-way (a hung process, a cut path), so its row
+    // locks (a delegation's, a wallet's) do not outlive the client: its caller got 503 long ago. Our transactions
+    // run statements back to back, never waiting on anything but the database inside one.
+    idle_in_transaction_session_timeout: t.statementMs,
+    // The answer that never comes (pg-client.ts drops the connection).
+    query_timeout: t.statementMs + CLIENT_MARGIN_MS,
+    // A peer that vanished without closing (a host down, a NAT that forgot the flow) is noticed by TCP.
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
+  };
 }
 
 export async function openDb(database: Config['database'], opts: OpenDbOptions = {}): Promise<Db> {
@@ -79,7 +120,7 @@ export async function openDb(database: Config['database'], opts: OpenDbOptions =
     // writer wait for the lock instead of failing with SQLITE_BUSY.
     const native = (await orm.em.getConnection().getNativeClient()) as NativeSqlite & { pragma(s: string): unknown };
     native.pragma('journal_mode = WAL');
-    native.pragma('busy_timeout = 10000');
+    native.pragma(`busy_timeout = ${Math.trunc(opts.timeouts?.statementMs ?? 10_000)}`);
     native.pragma(`synchronous = ${opts.synchronous === 'normal' ? 'NORMAL' : 'FULL'}`);
     // A 32 MiB page cache (default 2 MiB): index pages of the append-only journals stay in memory instead of
     // being read back from the file on every insert. Bounded, per connection.
@@ -107,6 +148,7 @@ export async function openDb(database: Config['database'], opts: OpenDbOptions =
       ...common,
       clientUrl: database.url,
       pool: { min: 0, max: opts.poolMax ?? 10 },
+      driverOptions: postgresBounds(opts.timeouts),
       migrations: {
         migrationsList: postgresqlMigrations,
         path: 'shared/db/migrations/postgresql',

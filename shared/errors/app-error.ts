@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { type ErrorCode, catalogue } from './catalogue.js';
+import { isDatabaseUnavailable } from './database-unavailable.js';
 
 /** Fields of the error envelope (the error envelope every 4xx/5xx carries, README "Errors"). */
 export interface ErrorEnvelope {
@@ -90,8 +91,25 @@ export function toEnvelope(err: AppError, correlationId: string, docsBase: strin
   };
 }
 
-/** Anything thrown maps to an AppError; unknown errors become a generic 500 (internals never leak). */
+/** Seconds a client is told to wait after the database failed it: about as long as a pooled connection takes to reopen. */
+export const DATABASE_RETRY_AFTER_SECS = 2;
+
+/**
+ * Anything thrown maps to an AppError: the database being unreachable or timing out is 503 BCK.DATABASE.0001 with
+ * Retry-After (the request may succeed later); anything else unknown is a generic 500 (internals never leak).
+ */
 export function asAppError(err: unknown): AppError {
   if (err instanceof AppError) return err;
+  if (isDatabaseUnavailable(err)) {
+    return new AppError(
+      'BCK.DATABASE.0001',
+      undefined,
+      {},
+      {},
+      {
+        'retry-after': String(DATABASE_RETRY_AFTER_SECS),
+      },
+    );
+  }
   return new AppError('BCK.HTTP.0500');
 }

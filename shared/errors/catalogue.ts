@@ -50,6 +50,15 @@ export const catalogue = {
   'BCK.HTTP.0502': entry(502, 'integration', 'Upstream service unavailable', 'Retry later.', true),
   'BCK.HTTP.0503': entry(503, 'internal', 'Service not ready', 'Retry later.', true),
 
+  // The database did not answer in time, refused a connection, or is out of connections (errors/database-unavailable.ts).
+  'BCK.DATABASE.0001': entry(
+    503,
+    'internal',
+    'The database is unavailable',
+    'Retry after the seconds in Retry-After. A payment or an order is never made twice: retry it with the same requestId (or Idempotency-Key), and a 409 names it if the first attempt was recorded after all.',
+    true,
+  ),
+
   // Authentication
   'BCK.AUTH.0001': entry(
     401,

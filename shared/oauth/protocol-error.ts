@@ -15,6 +15,8 @@ export const PROTOCOL_ERROR_CODES = [
   'slow_down',
   'access_denied',
   'expired_token',
+  // RFC 6749 §4.1.2.1's name for a server that cannot answer now; here with 503 and Retry-After (the database).
+  'temporarily_unavailable',
 ] as const;
 
 export type ProtocolErrorCode = (typeof PROTOCOL_ERROR_CODES)[number];
@@ -49,5 +51,6 @@ export const authorizationPending = () =>
 export const slowDown = (intervalSecs: number) =>
   new OAuthProtocolError('slow_down', `polling too fast: wait at least ${intervalSecs} seconds between requests`);
 export const accessDenied = () => new OAuthProtocolError('access_denied', 'the user denied the request');
+export const temporarilyUnavailable = (d: string) => new OAuthProtocolError('temporarily_unavailable', d, 503);
 export const expiredToken = () =>
   new OAuthProtocolError('expired_token', 'the device code has expired: start a new device authorization');

@@ -21,11 +21,14 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
+/** Creating or dropping a test database waits on other sessions at worst (DROP ... FORCE ends them): bounded. */
+const BOUNDED = { connectionTimeoutMillis: 30_000, query_timeout: 120_000 } as const;
+
 let pgUp: Promise<boolean> | undefined;
 
 export function postgresAvailable(): Promise<boolean> {
   pgUp ??= (async () => {
-    const c = new pg.Client({ connectionString: PG_ADMIN_URL, connectionTimeoutMillis: 3000 });
+    const c = new pg.Client({ connectionString: PG_ADMIN_URL, connectionTimeoutMillis: 3000, query_timeout: 30_000 });
     try {
       await c.connect();
       await c.end();
@@ -52,7 +55,7 @@ export async function createTestDatabase(kind: DbKind): Promise<TestDatabase> {
     };
   }
   const name = `payroute_t_${randomBytes(6).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
+  const admin = new pg.Client({ connectionString: PG_ADMIN_URL, ...BOUNDED });
   await admin.connect();
   await admin.query(`CREATE DATABASE ${name}`);
   await admin.end();
@@ -63,7 +66,7 @@ export async function createTestDatabase(kind: DbKind): Promise<TestDatabase> {
     database: { kind: 'postgresql', url: url.toString() },
     url: url.toString(),
     drop: async () => {
-      const c = new pg.Client({ connectionString: PG_ADMIN_URL });
+      const c = new pg.Client({ connectionString: PG_ADMIN_URL, ...BOUNDED });
       await c.connect();
       await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
       await c.end();

@@ -92,7 +92,19 @@ function stopProcess(child: ChildProcess): Promise<void> {
   });
 }
 
-export async function startStack(kind: DbKind, extraEnv: Record<string, string> = {}): Promise<Stack> {
+export interface StackOptions {
+  /**
+   * The database URL the stack's processes use, from the test database's own (the in-test context keeps the direct
+   * one): e.g. through a TCP forwarder the test can break (tcp-fault.ts).
+   */
+  processDatabaseUrl?(url: string): string;
+}
+
+export async function startStack(
+  kind: DbKind,
+  extraEnv: Record<string, string> = {},
+  opts: StackOptions = {},
+): Promise<Stack> {
   const db = await createTestDatabase(kind);
   const dataDir = mkdtempSync(join(tmpdir(), 'payroute-data-'));
   const env: Record<string, string> = {
@@ -108,6 +120,7 @@ export async function startStack(kind: DbKind, extraEnv: Record<string, string> 
   };
   const config = loadConfig(env);
   const ctx = await createContext(config, createLogger({ LOG_LEVEL: 'warn' }, 'test'), { migrate: true });
+  if (opts.processDatabaseUrl !== undefined) env.DATABASE_URL = opts.processDatabaseUrl(db.url);
   const children: ChildProcess[] = [];
   let adminUrl: string;
   let adminPid: number;
