@@ -44,7 +44,8 @@ function operationId(method: string, template: string): string {
 
 /** The codes of the process, not of the route: the body reader's, and what no route can rule out. */
 function processCodes(route: ListedRoute, spec: OperationSpec | undefined): ErrorCode[] {
-  const codes: ErrorCode[] = ['BCK.HTTP.0500'];
+  // Any route that reads or writes the database can meet it unavailable (503, retryable, with Retry-After).
+  const codes: ErrorCode[] = ['BCK.HTTP.0500', 'BCK.DATABASE.0001'];
   const body = spec?.request?.body !== undefined || spec?.request?.relayedBody === true;
   if (body) codes.push('BCK.HTTP.0400', 'BCK.HTTP.0408', 'BCK.HTTP.0413');
   // The admin process's body parser refuses other media types (415), and the proxy answers 502 when the admin
