@@ -1,29 +1,11 @@
 // 200 parallel reserves against a cap that fits exactly K, spread over two real processes sharing one
 // database: exactly K succeed, and amountSpentCents is their sum.
-import { spawn } from 'node:child_process';
 import { Delegation, DelegationTransaction } from '../shared/db/entities/index.js';
+import { runWorker } from './support/cli.js';
 import { forEachDb } from './support/matrix.js';
 
-function worker(env: Record<string, string>, args: object): Promise<{ reserved: number; refused: number }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'test/support/reserve-worker.ts', JSON.stringify(args)], {
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d: Buffer) => {
-      out += d.toString();
-    });
-    child.stderr.on('data', (d: Buffer) => {
-      err += d.toString();
-    });
-    child.on('exit', (code) => {
-      if (code !== 0) reject(new Error(`worker exited ${code}: ${err}`));
-      else resolve(JSON.parse(out.trim().split('\n').pop() ?? '{}'));
-    });
-  });
-}
+const worker = (env: Record<string, string>, args: object) =>
+  runWorker<{ reserved: number; refused: number }>('test/support/reserve-worker.ts', args, env);
 
 forEachDb(({ stack, test }) => {
   test('200 reserves over two processes against a cap for exactly K', async (t) => {

@@ -5,7 +5,6 @@
 // ended), the release within the charge's period only, one threshold alert and one exhaustion per period under
 // concurrent spends, and parallel spends in separate transactions and processes: exactly K, no deadlock.
 import { randomUUID } from 'node:crypto';
-import { spawn } from 'node:child_process';
 import type { ExecutionContext } from 'ava';
 import {
   type BudgetInterval,
@@ -32,6 +31,7 @@ import {
   reserveIn,
   spendRefusalError,
 } from '../shared/spend/index.js';
+import { runWorker } from './support/cli.js';
 import { forEachDb } from './support/matrix.js';
 import { makeGroup, makeOrg } from './support/orgs.js';
 import type { Stack } from './support/stack.js';
@@ -518,27 +518,5 @@ forEachDb(({ stack, test }) => {
   });
 });
 
-function worker(
-  env: Record<string, string>,
-  args: object,
-): Promise<{ reserved: number; refused: number; errors: string[] }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(
-      process.execPath,
-      ['--import', 'tsx', 'test/support/group-budget-worker.ts', JSON.stringify(args)],
-      { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d: Buffer) => {
-      out += d.toString();
-    });
-    child.stderr.on('data', (d: Buffer) => {
-      err += d.toString();
-    });
-    child.on('exit', (code) => {
-      if (code !== 0) reject(new Error(`worker exited ${code}: ${err}`));
-      else resolve(JSON.parse(out.trim().split('\n').pop() ?? '{}'));
-    });
-  });
-}
+const worker = (env: Record<string, string>, args: object) =>
+  runWorker<{ reserved: number; refused: number; errors: string[] }>('test/support/group-budget-worker.ts', args, env);

@@ -1,38 +1,19 @@
 // Log format: JSON lines wherever the log does not go to a terminal (a pipe here), lines for a person with
 // LOG_FORMAT=pretty; stdout keeps only the readiness line either way; and no secret of a paid call (the API key,
 // the upstream's credential, the payment credential the router made) reaches the log in either format.
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import test from 'ava';
 import { decodePaymentRequiredV2 } from '../shared/protocols/x402.js';
+import { runEntry } from './support/cli.js';
 import { forEachDb } from './support/matrix.js';
 import { type Merchants, PAID_ENV, createDelegation, fund, startMerchants } from './support/router-fixtures.js';
 
-const ROOT = fileURLToPath(new URL('../', import.meta.url));
 
 /** Runs test/support/log-child.ts with stdout and stderr as pipes (not terminals). */
-function runChild(env: Record<string, string>): Promise<{ stdout: string; stderr: string; code: number | null }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'test/support/log-child.ts'], {
-      cwd: ROOT,
-      env: { ...process.env, LOG_FORMAT: '', LOG_FILE: '', LOG_LEVEL: 'info', NO_COLOR: '', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => {
-      stdout += d.toString();
-    });
-    child.stderr.on('data', (d: Buffer) => {
-      stderr += d.toString();
-    });
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ stdout, stderr, code }));
-  });
-}
+const runChild = (env: Record<string, string>) =>
+  runEntry('test/support/log-child.ts', [], { LOG_FORMAT: '', LOG_FILE: '', LOG_LEVEL: 'info', NO_COLOR: '', ...env });
 
 const nonEmpty = (text: string) => text.split('\n').filter((l) => l !== '');
 

@@ -42,6 +42,16 @@ export function runEntry(entry: string, args: string[], env: Record<string, stri
   });
 }
 
+/**
+ * A worker script of the tests (`test/support/*-worker.ts`) run to its end with `args` as its one JSON argument: the
+ * last line it printed, parsed. A non-zero exit fails the test with what the worker wrote on stderr.
+ */
+export async function runWorker<T>(script: string, args: object, env: Record<string, string>): Promise<T> {
+  const out = await runEntry(script, [JSON.stringify(args)], env);
+  if (out.code !== 0) throw new Error(`${script} exited ${out.code}: ${out.stderr}`);
+  return JSON.parse(out.stdout.trim().split('\n').pop() ?? '{}') as T;
+}
+
 /** The operator CLI with `args`, and the one JSON object it printed (empty when it printed none). */
 export async function runCli(args: string[], env: Record<string, string>): Promise<CliResult> {
   const out = await runEntry('admin/cli/cli.ts', args, env);
