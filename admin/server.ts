@@ -2,7 +2,7 @@
 import { createServer } from 'node:http';
 import { loadConfigOrExit } from '../config/index.js';
 import { ensureOperatorWallet } from '../shared/accounts/service-wallets.js';
-import { createContext } from '../shared/context.js';
+import { createContextOrExit } from '../shared/context.js';
 import { clientErrorHandler, connectionsCheckingIntervalMs } from '../shared/errors/client-error.js';
 import { startCheckpointer } from '../shared/db/checkpointer.js';
 import { ensureSigningKey } from '../shared/keys/signing-keys.js';
@@ -19,7 +19,7 @@ import { startChainJobs } from './chain-jobs.js';
 
 const config = loadConfigOrExit();
 const log = createLogger(config, 'admin');
-const ctx = await createContext(config, log, { migrate: process.env.PAYROUTE_SKIP_MIGRATE !== '1' });
+const ctx = await createContextOrExit(config, log, { migrate: process.env.PAYROUTE_SKIP_MIGRATE !== '1' });
 await ensureSigningKey(ctx);
 await ensureOperatorWallet(ctx);
 const stopCheckpointer = startCheckpointer(ctx.db, log);

@@ -41,6 +41,9 @@ export const ConfigSchema = z
     /** At least 32 characters; the AES-256-GCM key for stored secrets is derived from it (HKDF-SHA256).
      *  Unset: generated once into DATA_DIR/secrets.key (sandbox only; required in live). */
     SECRETS_KEY: z.string().min(32, 'must be at least 32 characters').optional(),
+    /** The key the data was sealed with before SECRETS_KEY changed: read only by `npm run cli -- secrets rotate`,
+     *  which re-encrypts the data from it to SECRETS_KEY (README "Secrets"). Unset it once the rotation is done. */
+    SECRETS_KEY_PREVIOUS: z.string().min(32, 'must be at least 32 characters').optional(),
     /** pino level. Default info. */
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     /** Log destination: unset = stderr, or a file path. */

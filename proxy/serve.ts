@@ -11,7 +11,7 @@ import { createDelegationSnapshots } from '../shared/router/delegation-snapshot.
 import { createWalletKeyCache } from '../shared/router/wallet-keys.js';
 import { createDigestSigner } from '../shared/protocols/digest-signer.js';
 import { createUpstream } from '../shared/upstream/index.js';
-import { createContext } from '../shared/context.js';
+import { createContextOrExit } from '../shared/context.js';
 import { settlementOf } from '../shared/settlement/backend.js';
 import { clientErrorHandler, connectionsCheckingIntervalMs } from '../shared/errors/client-error.js';
 import type { Logger } from '../shared/log.js';
@@ -38,7 +38,7 @@ function longestRouterCallMs(config: Config): number {
 export async function serveProxy(config: Config, log: Logger, announce: boolean): Promise<void> {
   // The proxy never migrates: `npm start`, the admin process or `npm run db:migrate` does.
   // SQLite: the admin process checkpoints the WAL (shared/db/checkpointer.ts); 8000 pages (~32 MiB) only if it stops.
-  const ctx = await createContext(config, log, { walAutocheckpointPages: 8000 });
+  const ctx = await createContextOrExit(config, log, { walAutocheckpointPages: 8000 });
   const lifecycle = createLifecycle();
   const credentials = createCredentialResolver(ctx);
   const admin = createAdminForwarder(config.adminUrl, config.ADMIN_BODY_TIMEOUT_MS);

@@ -10,7 +10,6 @@ import { runEntry } from './support/cli.js';
 import { forEachDb } from './support/matrix.js';
 import { type Merchants, PAID_ENV, createDelegation, fund, startMerchants } from './support/router-fixtures.js';
 
-
 /** Runs test/support/log-child.ts with stdout and stderr as pipes (not terminals). */
 const runChild = (env: Record<string, string>) =>
   runEntry('test/support/log-child.ts', [], { LOG_FORMAT: '', LOG_FILE: '', LOG_LEVEL: 'info', NO_COLOR: '', ...env });

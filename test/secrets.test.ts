@@ -1,6 +1,7 @@
 // Secrets at rest (shared/crypto/secrets.ts): AES-256-GCM under an HKDF-derived key, and the generated
 // DATA_DIR/secrets.key that concurrently starting processes must agree on.
 import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -34,6 +35,26 @@ test('another SECRETS_KEY cannot open a sealed secret', (t) => {
   const sealed = secretBox(KEY).seal('wallet private key');
   t.throws(() => secretBox(`${KEY}x`).open(sealed));
   t.throws(() => secretBox('K'.repeat(32)).open(sealed));
+});
+
+test('the key check value: one per key, deterministic, and neither the key nor a plain hash of it', (t) => {
+  fc.assert(
+    fc.property(fc.string({ minLength: 32, maxLength: 80 }), fc.string({ minLength: 32, maxLength: 80 }), (a, b) => {
+      const check = secretBox(a).keyCheck;
+      if (secretBox(a).keyCheck !== check) return false;
+      if (a !== b && secretBox(b).keyCheck === check) return false;
+      const hashes = ['hex', 'base64', 'base64url'].map((e) =>
+        createHash('sha256')
+          .update(a)
+          .digest(e as 'hex' | 'base64' | 'base64url'),
+      );
+      return !check.includes(a) && hashes.every((h) => !check.includes(h));
+    }),
+    { numRuns: 200 },
+  );
+  t.regex(secretBox(KEY).keyCheck, /^v1\.[A-Za-z0-9_-]{43}$/);
+  // The check value opens nothing: it is not a sealed value of the box.
+  t.throws(() => secretBox(KEY).open(secretBox(KEY).keyCheck));
 });
 
 test('any change to iv, ciphertext or tag is detected (GCM authentication); malformed input throws', (t) => {

@@ -7,11 +7,14 @@ import { EvmAddress } from '../../shared/address.js';
 import { createApiKey, revokeApiKey } from '../../shared/accounts/api-keys.js';
 import { createUser } from '../../shared/accounts/users.js';
 import { usdcOf } from '../../shared/assets.js';
-import { type ServiceContext, createContext } from '../../shared/context.js';
+import { type ServiceContext, createContext, keySourceOf } from '../../shared/context.js';
+import { readKeyFile, secretBox } from '../../shared/crypto/secrets.js';
 import { AppError } from '../../shared/errors/app-error.js';
 import { createLogger } from '../../shared/log.js';
 import { PositiveAmount, toWire } from '../../shared/money.js';
 import { createClient, disableClient, listClients, updateClient } from '../../shared/oauth/clients.js';
+import { SecretsKeyMismatch } from '../../shared/secrets/key-check.js';
+import { RotationRefused, rotateSecrets } from '../../shared/secrets/rotate.js';
 import { addCatalogEntry, listCatalog } from '../../shared/router/catalog.js';
 import { faucet } from '../../shared/settlement/token-ledger.js';
 import { operatorWalletReport, walletBalances } from '../../shared/settlement/wallet-report.js';
@@ -45,6 +48,47 @@ function clientFields(o: Options) {
   };
 }
 
+/**
+ * The previous key of `secrets rotate`: from a file (--old-key-file, such as the generated DATA_DIR/secrets.key) or
+ * from SECRETS_KEY_PREVIOUS, never from the command line, where it would stay in the shell's history and show in
+ * the process list.
+ */
+function previousKey(ctx: ServiceContext, opts: Options): { key: string; from: string } {
+  const file = opts['old-key-file'];
+  const env = ctx.config.SECRETS_KEY_PREVIOUS;
+  if (typeof file === 'string' && env !== undefined)
+    throw new AppError('BCK.HTTP.0400', 'give the previous key once: --old-key-file or SECRETS_KEY_PREVIOUS, not both');
+  if (env !== undefined) return { key: env, from: 'SECRETS_KEY_PREVIOUS' };
+  if (typeof file !== 'string' || file === '')
+    throw new AppError(
+      'BCK.HTTP.0400',
+      'the previous key is needed: --old-key-file FILE (a file holding it, such as DATA_DIR/secrets.key) or SECRETS_KEY_PREVIOUS',
+    );
+  const read = readKeyFile(file);
+  if (!read.ok) throw new AppError('BCK.HTTP.0400', `--old-key-file: ${read.reason}`);
+  return { key: read.key, from: '--old-key-file' };
+}
+
+async function rotate(ctx: ServiceContext, opts: Options): Promise<object> {
+  const previous = previousKey(ctx, opts);
+  const source = keySourceOf(ctx.config);
+  try {
+    const columns = await rotateSecrets(ctx.db, secretBox(previous.key), ctx.box, ctx.now());
+    return {
+      rotated: true,
+      from: previous.from,
+      to: source.kind === 'env' ? 'SECRETS_KEY' : 'DATA_DIR/secrets.key',
+      columns,
+    };
+  } catch (err) {
+    if (err instanceof RotationRefused) throw new AppError('BCK.HTTP.0400', err.message);
+    throw err;
+  }
+}
+
+/** Commands that check the secrets key themselves: every other one is refused when it does not open the data. */
+const OWN_KEY_CHECK: ReadonlySet<string> = new Set(['secrets rotate']);
+
 /** Commands that take one word after their name: the client id. */
 const ARGS: Record<string, number> = { 'oauth-clients update': 1, 'oauth-clients disable': 1 };
 
@@ -68,6 +112,7 @@ const commands: Record<CommandName, Handler> = {
     return walletBalances(ctx, address.data.a);
   },
   'wallets address': (ctx) => operatorWalletReport(ctx),
+  'secrets rotate': rotate,
   faucet: async (ctx, o) => {
     if (ctx.config.ENVIRONMENT !== 'sandbox')
       throw new AppError('BCK.HTTP.0400', 'the faucet exists only in the sandbox');
@@ -112,6 +157,7 @@ const OPTIONS = {
   verified: { type: 'boolean' },
   'account-level': { type: 'boolean' },
   'consent-types': { type: 'string' },
+  'old-key-file': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -157,7 +203,16 @@ async function main(): Promise<number> {
     return 2;
   }
   const log = createLogger({ ...config, LOG_LEVEL: config.LOG_LEVEL === 'info' ? 'warn' : config.LOG_LEVEL }, 'cli');
-  const ctx = await createContext(config, log, { migrate: true });
+  let ctx: ServiceContext;
+  try {
+    ctx = await createContext(config, log, { migrate: true, verifySecretsKey: !OWN_KEY_CHECK.has(name) });
+  } catch (err) {
+    // A key that does not open the data is a configuration problem, reported as one (exit 2), before any command
+    // writes with it.
+    if (!(err instanceof SecretsKeyMismatch)) throw err;
+    print({ error: 'BCK.HTTP.0400', message: 'invalid configuration', problems: [err.message] });
+    return 2;
+  }
   try {
     print(await handler(ctx, values, positionals.slice(words)));
     return 0;

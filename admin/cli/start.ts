@@ -6,13 +6,14 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { loadConfigOrExit } from '../../config/index.js';
-import { createContext } from '../../shared/context.js';
+import { createContextOrExit } from '../../shared/context.js';
 import { createLogger, logFormatOf } from '../../shared/log.js';
 import { whenParentGone } from '../../shared/shutdown.js';
 
 const config = loadConfigOrExit();
 const log = createLogger(config, 'start');
-const ctx = await createContext(config, log, { migrate: true });
+// Refused here (exit 2, nothing started) when the secrets key does not open the data.
+const ctx = await createContextOrExit(config, log, { migrate: true });
 await ctx.db.close();
 
 const root = fileURLToPath(new URL('../../', import.meta.url));

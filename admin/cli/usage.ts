@@ -73,6 +73,16 @@ export const COMMAND_HELP = {
     summary:
       'Disables a client: unknown to every OAuth endpoint from then on. Prints the client as listed, disabled: true.',
   },
+  'secrets rotate': {
+    synopsis: 'secrets rotate [--old-key-file FILE]      (or SECRETS_KEY_PREVIOUS; stop the service first)',
+    summary:
+      'Re-encrypts every stored secret (wallet keys, signing keys, stored answers) from the previous key to the\n' +
+      'configured one (SECRETS_KEY, or DATA_DIR/secrets.key when it is unset), in one transaction, and records the\n' +
+      "new key's check value. The previous key is read from FILE (such as DATA_DIR/secrets.key) or SECRETS_KEY_PREVIOUS,\n" +
+      'never from the command line. Running it again finishes an interrupted rotation; a previous key that is not\n' +
+      "the data's is refused with nothing changed. Prints { rotated: true, from, to, columns: [{ table, column,\n" +
+      'resealed, alreadyNew }] }.',
+  },
   migrate: {
     synopsis: 'migrate',
     summary:

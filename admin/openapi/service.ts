@@ -24,7 +24,7 @@ export const SERVICE_OPERATIONS: Operations = {
   'GET /readyz': {
     summary: 'Readiness check',
     description:
-      'Served by both processes, each for itself: 200 while the process serves and its database answers with every migration applied; 503 while it starts or drains (after SIGTERM), when the database does not answer within 2 s, or when migrations are pending. `/healthz` stays liveness.',
+      'Served by both processes, each for itself: 200 while the process serves and its database answers with every migration applied; 503 while it starts or drains (after SIGTERM), when the database does not answer within 2 s, when migrations are pending, or when the data is no longer sealed with the secrets key of this process (`secrets_key_mismatch`: the key was rotated while it ran). `/healthz` stays liveness.',
     tags: ['Service'],
     responses: {
       200: json('Ready for traffic.', Readiness, { status: 'ready', service: 'proxy' }),

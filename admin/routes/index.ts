@@ -28,7 +28,7 @@ export function adminRoutes(deps: AdminDeps): AdminRoute[] {
       ctx.body = { status: 'ok', service: 'admin' };
     }),
     get('/readyz', PUBLIC, async (ctx) => {
-      const answer = await readiness('admin', deps.lifecycle, deps.ctx.db);
+      const answer = await readiness('admin', deps.lifecycle, deps.ctx);
       ctx.status = answer.status;
       ctx.body = answer.body;
     }),

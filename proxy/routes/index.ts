@@ -12,7 +12,7 @@ export function buildRouterRoutes(services: RouterServices, lifecycle: Lifecycle
   const table = new RouteTable();
   table.add('GET', '/healthz', PUBLIC, async ({ res }) => sendJson(res, 200, { status: 'ok', service: 'proxy' }));
   table.add('GET', '/readyz', PUBLIC, async ({ res }) => {
-    const answer = await readiness('proxy', lifecycle, services.ctx.db);
+    const answer = await readiness('proxy', lifecycle, services.ctx);
     sendJson(res, answer.status, answer.body);
   });
   paymentRoutes(table, services);

@@ -27,6 +27,7 @@ import {
   Organization,
 } from './organizations.js';
 import { CatalogEntry, RouterPayment } from './router.js';
+import { SecretsKeyCheck } from './secrets.js';
 import { TokenBalance, TokenLedger } from './token-ledger.js';
 import { X402Permission, X402Settlement } from './x402.js';
 
@@ -39,6 +40,7 @@ export * from './oauth.js';
 export * from './organizations.js';
 export * from './registry.js';
 export * from './router.js';
+export * from './secrets.js';
 export * from './token-ledger.js';
 export * from './x402.js';
 
@@ -86,4 +88,5 @@ export const entities = [
   GroupBudget,
   GroupBudgetTransaction,
   OrgActivity,
+  SecretsKeyCheck,
 ];
