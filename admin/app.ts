@@ -11,6 +11,7 @@ import { correlation } from './middleware/correlation.js';
 import { errorHandler } from './middleware/error-handler.js';
 import { jsonBody } from './middleware/json-body.js';
 import { httpMetrics, metricsRoute } from './middleware/metrics.js';
+import { unreadBody } from './middleware/unread-body.js';
 import { registerRouteTemplates } from '../shared/metrics/labels.js';
 import { adminRoutes, mountRoutes } from './routes/index.js';
 
@@ -38,6 +39,7 @@ export function buildAdminApp(
     idempotency: idempotencyRunner(ctx),
   });
   registerRouteTemplates(routes.map((r) => r.path));
+  app.use(unreadBody());
   app.use(httpMetrics());
   app.use(correlation(ctx.log));
   app.use(errorHandler(ctx.config.DOCS_URL));
