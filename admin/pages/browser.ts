@@ -4,8 +4,9 @@
 import { AppError } from '../../shared/errors/app-error.js';
 import { newBrowserToken } from '../../shared/oauth/page-session.js';
 import type { AdminRouterContext, RouteProtocol } from '../http/route.js';
+import { classify } from '../middleware/error-handler.js';
 import { type Html, STYLE_SOURCE } from './html.js';
-import { messagePage } from './views.js';
+import { errorPage } from './views.js';
 
 export const COOKIE = 'payroute_page';
 const TOKEN_FORM = /^[A-Za-z0-9_-]{43}$/;
@@ -70,9 +71,12 @@ export const PAGE_PROTOCOL: RouteProtocol = {
   writeError(ctx, err) {
     const status = err instanceof AppError ? err.httpStatus : (err as { status?: unknown }).status;
     if (typeof status !== 'number' || status < 400 || status >= 500) return false;
-    const message = err instanceof AppError ? err.details : 'The request could not be read.';
-    if (err instanceof AppError) ctx.set(err.headers);
-    render(ctx, messagePage('Something is wrong with this request', message, 'error'), status);
+    // The code and status the JSON envelope would carry (a body parser's 413 is BCK.HTTP.0413), on a page.
+    const shown = classify(err);
+    ctx.set(shown.headers);
+    // A body still arriving behind this answer (a 413's, a 415's) is drained or the connection closed, as for every
+    // answer (admin/middleware/unread-body.ts): this catch point answers, the process's decides the connection.
+    render(ctx, errorPage(shown.details, shown.code), shown.httpStatus);
     return true;
   },
 };
