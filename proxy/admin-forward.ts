@@ -34,7 +34,10 @@ const hasBody = (req: IncomingMessage): boolean =>
  */
 export function createAdminForwarder(adminUrl: string, bodyTimeoutMs: number): AdminForwarder {
   const agent = new Agent({ keepAlive: true, maxSockets: 256, maxFreeSockets: 64 });
-  const proxy = createProxyServer({ target: adminUrl, agent, xfwd: true, proxyTimeout: 60_000 });
+  // toProxy: the request's path goes on as it is. Without it http-proxy-3 rebuilds the path through WHATWG URL
+  // parsing, which resolves dot segments and reads `\` as `/`: `/api/v1/x/../protocol/agents` would reach the
+  // admin's agents route while the admin process itself finds no route at that path (shared/request-path.ts).
+  const proxy = createProxyServer({ target: adminUrl, agent, xfwd: true, proxyTimeout: 60_000, toProxy: true });
   /** The outgoing request of each forwarded request whose body is still arriving (to abort it when it is late). */
   const outgoing = new WeakMap<IncomingMessage, ClientRequest>();
   /** Forwarded requests given up on (late, or answered before their body was in): their outgoing request, if it

@@ -11,11 +11,12 @@ import { type HttpObservation, observeRequest } from '../shared/metrics/http.js'
 import { METRICS_PATH, ROUTE_FORWARDED, registerRouteTemplates } from '../shared/metrics/labels.js';
 import { mainPortAccess, metricsAnswer } from '../shared/metrics/endpoint.js';
 import { type RequestTarget, targetOf } from './http/request-target.js';
-import type { RequestFacts, RouteTable } from './http/route-table.js';
+import type { RequestFacts, RouteMatch, RouteTable } from './http/route-table.js';
 import type { AdminForwarder } from './admin-forward.js';
 import { sendError, writeHead } from './respond.js';
 
-/** Paths the proxy owns; anything under them that no route serves is answered here, never forwarded. */
+/** Paths the proxy owns; anything under them that no route serves is answered here, never forwarded. Tested on the
+ *  path as sent, the one the admin process would route on, never a URL parser's reading of it. */
 const OWN_PATHS = /^\/(?:healthz$|readyz$|api\/v1\/(?:router|proxy)(?:\/|$)|proxy(?:\/|$))/;
 
 export interface ProxyDeps {
@@ -48,7 +49,8 @@ export function buildProxyHandler({ config, log, admin, credentials, routes }: P
   ): Promise<void> {
     const method = req.method ?? 'GET';
     const path = target.pathname;
-    const found = routes.match(method, path);
+    // A dot segment, backslash or encoded separator is no route, whatever it resolves to (shared/request-path.ts).
+    const found: RouteMatch = target.ambiguous ? { type: 'not-found' } : routes.match(method, path);
     if (found.type === 'route') {
       http.route = found.route.path;
       await found.route.serve({ req, res, target, correlationId: id, params: found.params, facts }, credentials);
@@ -138,6 +140,10 @@ export function buildProxyHandler({ config, log, admin, credentials, routes }: P
       sendError(res, new AppError('BCK.HTTP.0413', 'request body exceeds the size limit'), id, config.DOCS_URL);
       return;
     }
+    // The admin process routes on the path as sent, as this process decided on it: never a URL parser's reading
+    // of it (an absolute-form target is sent on in origin-form, its path unchanged).
+    const forwarded = target.originForm();
+    if (forwarded !== req.url) req.url = forwarded;
     admin.forward(req, res, {
       onError(err) {
         log.warn({ err: err.message, correlationId: id }, 'admin forward failed');
