@@ -9,8 +9,10 @@ import type { AdminRoute } from './http/route.js';
 import type { AdminState } from './http/state.js';
 import { correlation } from './middleware/correlation.js';
 import { errorHandler } from './middleware/error-handler.js';
+import { exactPath } from './middleware/exact-path.js';
 import { jsonBody } from './middleware/json-body.js';
 import { httpMetrics, metricsRoute } from './middleware/metrics.js';
+import { unreadBody } from './middleware/unread-body.js';
 import { registerRouteTemplates } from '../shared/metrics/labels.js';
 import { adminRoutes, mountRoutes } from './routes/index.js';
 
@@ -38,9 +40,11 @@ export function buildAdminApp(
     idempotency: idempotencyRunner(ctx),
   });
   registerRouteTemplates(routes.map((r) => r.path));
+  app.use(unreadBody());
   app.use(httpMetrics());
   app.use(correlation(ctx.log));
   app.use(errorHandler(ctx.config.DOCS_URL));
+  app.use(exactPath(deps.credentials));
   app.use(metricsRoute(ctx.config.METRICS_TOKEN));
   app.use(router.routes());
   return { app, deps, routes };

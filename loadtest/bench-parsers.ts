@@ -1,7 +1,8 @@
-// Speed of the parsers of untrusted payment headers on hostile input, as ratios to a plain header parsed in the same
+// Speed of the parsers of untrusted payment headers (and of the proxy's request targets) on hostile input, as ratios to a plain header parsed in the same
 // process moments before (the tests assert work and sizes only: a loaded machine stretches any time). A parser
 // that backtracks or parses past its limits shows as a ratio far above the plain header's 1.
 //   npm run bench:parsers     (BENCH_PARSER_ROUNDS=N for more or fewer rounds; the figure is the fastest round)
+import { targetOf } from '../proxy/http/request-target.js';
 import * as Challenge from '../shared/protocols/mpp/Challenge.js';
 import { encodeBase64 } from '../shared/protocols/encoding.js';
 import { decodePaymentRequiredV1, decodePaymentRequiredV2 } from '../shared/protocols/x402.js';
@@ -94,4 +95,27 @@ const rows: [string, number][] = [
 process.stdout.write(`fastest of ${ROUNDS} rounds; ratio = time / baseline\n`);
 for (const [name, ms] of rows) {
   process.stdout.write(`${name.padEnd(78)} ${ms.toFixed(4).padStart(10)} ms  x${(ms / base).toFixed(1)}\n`);
+}
+
+// The proxy's request-target parser (proxy/http/request-target.ts), on every request of the hot path: per 10,000
+// targets, as ratios to the plain router path (the fast path, no URL object).
+const TARGETS = 10_000;
+const targetCases: [string, string][] = [
+  ['request target: plain router path (fast path, baseline)', '/api/v1/router/route'],
+  ['request target: plain path and a query', '/api/v1/router/payments?format=csv&page=2&limit=100'],
+  ['request target: a percent-encoded id', `/api/v1/protocol/agents/did%3Apayroute%3Asandbox%3A${'0'.repeat(32)}`],
+  ['request target: dot segments', '/api/v1/protocol/../router/%2e%2e/router/payments'],
+  ['request target: absolute-form', 'http://proxy.example/api/v1/router/payments?page=1'],
+  ['request target: 8,000 characters of %2e%2e/ segments', `/${'%2e%2e/'.repeat(1000)}api/v1/router/route`],
+];
+for (const [, raw] of targetCases) for (let i = 0; i < 2000; i++) targetOf(raw);
+const perTargets = (raw: string) =>
+  fastest(() => {
+    for (let i = 0; i < TARGETS; i++) targetOf(raw);
+  });
+const targetBase = perTargets(targetCases[0]?.[1] ?? '/');
+process.stdout.write(`\nper ${TARGETS} targets, fastest of ${ROUNDS} rounds; ratio = time / plain router path\n`);
+for (const [name, raw] of targetCases) {
+  const ms = perTargets(raw);
+  process.stdout.write(`${name.padEnd(78)} ${ms.toFixed(4).padStart(10)} ms  x${(ms / targetBase).toFixed(1)}\n`);
 }

@@ -3,6 +3,8 @@
 // (BENCHMARKS.md).
 import { Agent, type ClientRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createProxyServer } from 'http-proxy-3';
+import { lingerAfter } from '../shared/lingering-close.js';
+import { unreadBodyOf } from '../shared/unread-body.js';
 
 export interface ForwardHandlers {
   /** The admin process could not be reached or did not answer. */
@@ -32,14 +34,43 @@ const hasBody = (req: IncomingMessage): boolean =>
  */
 export function createAdminForwarder(adminUrl: string, bodyTimeoutMs: number): AdminForwarder {
   const agent = new Agent({ keepAlive: true, maxSockets: 256, maxFreeSockets: 64 });
-  const proxy = createProxyServer({ target: adminUrl, agent, xfwd: true, proxyTimeout: 60_000 });
+  // toProxy: the request's path goes on as it is. Without it http-proxy-3 rebuilds the path through WHATWG URL
+  // parsing, which resolves dot segments and reads `\` as `/`: `/api/v1/x/../protocol/agents` would reach the
+  // admin's agents route while the admin process itself finds no route at that path (shared/request-path.ts).
+  const proxy = createProxyServer({ target: adminUrl, agent, xfwd: true, proxyTimeout: 60_000, toProxy: true });
   /** The outgoing request of each forwarded request whose body is still arriving (to abort it when it is late). */
   const outgoing = new WeakMap<IncomingMessage, ClientRequest>();
-  /** Forwarded requests given up on: their outgoing request, if it has none yet, is aborted when it is made. */
+  /** Forwarded requests given up on (late, or answered before their body was in): their outgoing request, if it
+   *  has none yet, is aborted when it is made, and its failure is not the admin process's. */
   const late = new WeakSet<IncomingMessage>();
   proxy.on('proxyReq', (proxyReq, req) => {
     if (late.has(req)) proxyReq.destroy();
     else if (!req.complete && hasBody(req)) outgoing.set(req, proxyReq);
+  });
+  proxy.on('proxyRes', (proxyRes, req, res) => {
+    // The admin process answered before the client's body was all in (a refusal before reading it: 401, 404, 413).
+    // A small rest keeps flowing to the admin process, which drains it by the same rule (shared/unread-body.ts), so
+    // both connections stay usable. Otherwise, or when the admin process closes its connection anyway, the client's
+    // connection is closed too, said so in the answer relayed to it, and the rest of its body dropped here: left
+    // piped into a forwarded request the admin process no longer reads, it would stall the client's connection.
+    const adminCloses = /(?:^|,)\s*close\s*(?:,|$)/i.test(String(proxyRes.headers.connection ?? ''));
+    let fate = unreadBodyOf(req, proxyRes.statusCode ?? 502);
+    if (fate === 'drain' && adminCloses) fate = 'close';
+    if (fate !== 'close') return;
+    proxyRes.headers.connection = 'close';
+    lingerAfter(res);
+    late.add(req);
+    req.unpipe();
+    req.resume();
+    // The forwarded request's body is cut short: its connection must not go back to the pool, where the admin
+    // process would read the next forwarded request as the rest of this body. Once the answer is relayed.
+    const forwarded = outgoing.get(req);
+    outgoing.delete(req);
+    const cut = (): void => {
+      forwarded?.destroy();
+    };
+    if (proxyRes.complete) cut();
+    else proxyRes.once('end', cut);
   });
 
   function watchBody(req: IncomingMessage, res: ServerResponse, handlers: ForwardHandlers): void {

@@ -7,16 +7,16 @@ import type { CredentialResolver } from '../shared/auth/credential-resolver.js';
 import { correlationId } from '../shared/correlation.js';
 import { AppError, asAppError } from '../shared/errors/app-error.js';
 import type { Logger } from '../shared/log.js';
-import { lingerAfter } from '../shared/lingering-close.js';
 import { type HttpObservation, observeRequest } from '../shared/metrics/http.js';
 import { METRICS_PATH, ROUTE_FORWARDED, registerRouteTemplates } from '../shared/metrics/labels.js';
 import { mainPortAccess, metricsAnswer } from '../shared/metrics/endpoint.js';
 import { type RequestTarget, targetOf } from './http/request-target.js';
-import type { RequestFacts, RouteTable } from './http/route-table.js';
+import type { RequestFacts, RouteMatch, RouteTable } from './http/route-table.js';
 import type { AdminForwarder } from './admin-forward.js';
-import { sendError } from './respond.js';
+import { sendError, writeHead } from './respond.js';
 
-/** Paths the proxy owns; anything under them that no route serves is answered here, never forwarded. */
+/** Paths the proxy owns; anything under them that no route serves is answered here, never forwarded. Tested on the
+ *  path as sent, the one the admin process would route on, never a URL parser's reading of it. */
 const OWN_PATHS = /^\/(?:healthz$|readyz$|api\/v1\/(?:router|proxy)(?:\/|$)|proxy(?:\/|$))/;
 
 export interface ProxyDeps {
@@ -49,7 +49,8 @@ export function buildProxyHandler({ config, log, admin, credentials, routes }: P
   ): Promise<void> {
     const method = req.method ?? 'GET';
     const path = target.pathname;
-    const found = routes.match(method, path);
+    // A dot segment, backslash or encoded separator is no route, whatever it resolves to (shared/request-path.ts).
+    const found: RouteMatch = target.ambiguous ? { type: 'not-found' } : routes.match(method, path);
     if (found.type === 'route') {
       http.route = found.route.path;
       await found.route.serve({ req, res, target, correlationId: id, params: found.params, facts }, credentials);
@@ -81,12 +82,8 @@ export function buildProxyHandler({ config, log, admin, credentials, routes }: P
       const appError = asAppError(err);
       if (appError.httpStatus >= 500) log.error({ err, correlationId: id }, 'router request failed');
       facts.paymentId ??= paymentIdOf(appError);
-      // The rest of that body would stand between this request and the next on the connection: close it
-      // (RFC 9110 §7.6.1) rather than read it.
-      if (appError.httpStatus === 413 || appError.httpStatus === 408) {
-        res.setHeader('connection', 'close');
-        lingerAfter(res);
-      }
+      // A body refused before it was read (401, 404, 413, 408...) is drained or the connection closed by sendError
+      // (proxy/respond.ts writeHead).
       sendError(res, appError, id, config.DOCS_URL);
     }
     log.info(
@@ -106,7 +103,7 @@ export function buildProxyHandler({ config, log, admin, credentials, routes }: P
   function serveMetrics(req: IncomingMessage, res: ServerResponse, id: string): void {
     metricsAnswer(metricsAccess, req.method, req.headers.authorization).then(
       (answer) => {
-        res.writeHead(answer.status, { ...answer.headers, 'content-length': Buffer.byteLength(answer.body) });
+        writeHead(res, answer.status, { ...answer.headers, 'content-length': Buffer.byteLength(answer.body) });
         res.end(answer.body);
       },
       (err: unknown) => sendError(res, asAppError(err), id, config.DOCS_URL),
@@ -138,27 +135,27 @@ export function buildProxyHandler({ config, log, admin, credentials, routes }: P
     // Refuse a declared oversize body here: forwarding it would race the admin's 413 against the upload and
     // could surface as a 502. (Chunked bodies are still limited by the admin's parser.)
     const declared = Number(req.headers['content-length'] ?? '0');
+    // The 413 closes the connection (proxy/respond.ts writeHead).
     if (Number.isFinite(declared) && declared > config.BODY_LIMIT_BYTES) {
-      res.setHeader('connection', 'close');
-      lingerAfter(res);
       sendError(res, new AppError('BCK.HTTP.0413', 'request body exceeds the size limit'), id, config.DOCS_URL);
-      req.resume();
       return;
     }
+    // The admin process routes on the path as sent, as this process decided on it: never a URL parser's reading
+    // of it (an absolute-form target is sent on in origin-form, its path unchanged).
+    const forwarded = target.originForm();
+    if (forwarded !== req.url) req.url = forwarded;
     admin.forward(req, res, {
       onError(err) {
         log.warn({ err: err.message, correlationId: id }, 'admin forward failed');
         sendError(res, new AppError('BCK.HTTP.0502', 'the admin process did not answer'), id, config.DOCS_URL);
       },
       onBodyTimeout(timeoutMs) {
-        // As the admin process answers a stalled body on its own port (RFC 9110 §15.5.9), the connection closed.
-        res.setHeader('connection', 'close');
-        lingerAfter(res);
+        // As the admin process answers a stalled body on its own port (RFC 9110 §15.5.9), the connection closed
+        // (proxy/respond.ts writeHead).
         const err = new AppError('BCK.HTTP.0408', `the request body did not arrive within ${timeoutMs} ms`, {
           timeoutMs,
         });
         sendError(res, err, id, config.DOCS_URL);
-        req.resume();
       },
     });
   };

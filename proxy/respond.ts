@@ -1,5 +1,16 @@
-import type { ServerResponse } from 'node:http';
+import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { type AppError, toEnvelope } from '../shared/errors/app-error.js';
+import { settleUnreadBody } from '../shared/unread-body.js';
+
+/**
+ * Every answer of the proxy's own begins here: a request body still arriving behind it is drained or the connection
+ * closed (shared/unread-body.ts), so no answer, a refusal before the body was read least of all, leaves the next
+ * request on the connection waiting behind the unread rest of this one's.
+ */
+export function writeHead(res: ServerResponse, status: number, headers: OutgoingHttpHeaders): void {
+  settleUnreadBody(res.req, res, status);
+  res.writeHead(status, headers);
+}
 
 export function sendJson(
   res: ServerResponse,
@@ -8,7 +19,7 @@ export function sendJson(
   headers: Readonly<Record<string, string>> = {},
 ): void {
   const payload = JSON.stringify(body);
-  res.writeHead(status, {
+  writeHead(res, status, {
     ...headers,
     'content-type': 'application/json; charset=utf-8',
     'content-length': Buffer.byteLength(payload),

@@ -194,6 +194,8 @@ pgTest('[postgresql] a database that is down: 503 with Retry-After on every rout
       target: { accepts: [] },
     }),
   ]);
+  // The consent page looks its client up: a page saying so, 503 with Retry-After, not a JSON envelope.
+  const page = await fetch(`${s.proxyUrl}/oauth/authorize?response_type=code&client_id=any&redirect_uri=x`);
   const token = await fetch(`${s.proxyUrl}/oauth/token`, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
@@ -213,6 +215,10 @@ pgTest('[postgresql] a database that is down: 503 with Retry-After on every rout
   t.is(token.status, 503);
   t.is(token.headers.get('retry-after'), '2');
   t.like(await token.json(), { error: 'temporarily_unavailable' });
+  t.is(page.status, 503);
+  t.is(page.headers.get('retry-after'), '2');
+  t.is(page.headers.get('content-type'), 'text/html; charset=utf-8');
+  t.regex(await page.text(), /BCK\.DATABASE\.0001/);
 
   await recovery(u.api, delegationId, 'cut');
   await slotsAreFree(t, u.api, delegationId, 'cut');

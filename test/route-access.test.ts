@@ -1,9 +1,21 @@
 // Authentication is decided per route: every route of both processes declares who may call it, taken here from the
 // route tables themselves (not a hand list). No spelling of a non-public route's path (letter case, a trailing
-// slash, `//`, a percent-encoded letter) reaches a handler without a key, through the proxy or on the admin port.
+// slash, `//`, a percent-encoded letter) reaches a handler without a key, through the proxy or on the admin port;
+// and no path with a dot segment, a backslash or an encoded separator reaches any route's handler, with a key or
+// without, on either port: it is not found, never resolved into the route it names (the defect:
+// /api/v1/protocol/../router/payments was the router's payments list through the proxy, 404 on the admin port).
 // (The defect this guards against: the admin checked the /api/v1 prefix case-sensitively while its router matched
 // case-insensitively, so GET /API/V1/protocol/plans/1/balance/<addr> answered 200 without a key.)
-import { type Declared, SAMPLE, concrete, declaredRoutes, methodsOf, runAll, send } from './support/declared-routes.js';
+import {
+  type Declared,
+  SAMPLE,
+  concrete,
+  declaredRoutes,
+  methodsOf,
+  runAll,
+  send,
+  sendRaw,
+} from './support/declared-routes.js';
 import { ENDPOINTS } from './support/endpoints.js';
 import { forEachDb } from './support/matrix.js';
 
@@ -29,6 +41,34 @@ function variants(template: string): string[] {
     }
   }
   out.delete(c.join('/'));
+  return [...out];
+}
+
+/**
+ * Spellings of a route's path that a URL parser (or a path filter in front) would read as that route, or as another:
+ * a dot segment (`.`, `..`, in `%2e` spellings of any case) inserted after the first segment and before the last,
+ * a trailing one, a separator written `\`, `%5c` or `%2f`, and a walk back from a sibling area of the API
+ * (`/api/v1/router/../protocol/agents`).
+ */
+function dotVariants(template: string): string[] {
+  const c = concrete(template);
+  const parts = c.split('/');
+  const out = new Set<string>([`${c}/.`, `${c}/%2e`, `${c}/x/..`, `${c}/x/%2E%2e`]);
+  for (const i of new Set([Math.min(2, parts.length - 1), parts.length - 1])) {
+    const before = parts.slice(0, i).join('/');
+    const after = parts.slice(i).join('/');
+    for (const seg of ['.', '%2e', '%2E']) out.add(`${before}/${seg}/${after}`);
+    for (const back of ['..', '%2e%2e', '%2E%2e', '.%2e', '%2e.']) out.add(`${before}/x/${back}/${after}`);
+    // In place of the `/` between two segments (before the first, it would be no origin-form target at all).
+    if (before !== '') for (const sep of ['\\', '%5c', '%5C', '%2f', '%2F']) out.add(`${before}${sep}${after}`);
+  }
+  if (parts[1] === 'api' && parts[2] === 'v1' && parts.length > 3) {
+    const rest = parts.slice(3).join('/');
+    for (const other of ['router', 'protocol', 'x']) {
+      if (other !== parts[3]) out.add(`/api/v1/${other}/../${rest}`);
+      out.add(`/api/v1/${other}/%2e%2e/${rest}`);
+    }
+  }
   return [...out];
 }
 
@@ -173,6 +213,102 @@ forEachDb(({ stack, test }) => {
     }
     await runAll(checks);
     t.deepEqual(wrong.sort(), []);
+  });
+
+  test('no path with a dot segment, a backslash or an encoded separator reaches a handler, with a key, on either port: 404', async (t) => {
+    const u = await stack().user();
+    const routes = await declaredRoutes(stack().ctx);
+    const wrong: string[] = [];
+    const checks: (() => Promise<void>)[] = [];
+    for (const r of routes) {
+      const bases = r.process === 'admin' ? [stack().proxyUrl, stack().adminUrl] : [stack().proxyUrl];
+      for (const method of methodsOf(r)) {
+        for (const base of bases) {
+          for (const path of dotVariants(r.path)) {
+            checks.push(async () => {
+              const got = await sendRaw(base, method, path, u.apiKey);
+              if (got.status !== 404 || got.code !== 'BCK.HTTP.0404')
+                wrong.push(`${base} ${method} ${path} -> ${got.status} ${got.code}`);
+            });
+          }
+        }
+      }
+    }
+    await runAll(checks);
+    t.true(checks.length > 2000, `${checks.length} requests`);
+    t.deepEqual(wrong.sort(), []);
+  });
+
+  test('without a key those paths are 401 under /api/v1 and 404 elsewhere, on either port: never a handler', async (t) => {
+    const routes = await declaredRoutes(stack().ctx);
+    const wrong: string[] = [];
+    const checks: (() => Promise<void>)[] = [];
+    for (const r of routes) {
+      for (const method of methodsOf(r)) {
+        for (const base of [stack().proxyUrl, stack().adminUrl]) {
+          for (const path of dotVariants(r.path).filter((_, i) => i % 4 === 0)) {
+            checks.push(async () => {
+              const got = await sendRaw(base, method, path);
+              const api = /^\/api\/v1(\/|$)/i.test(path);
+              const unknown = got.status === 404 && got.code === 'BCK.HTTP.0404' && !api;
+              const refused = got.status === 401 && got.code === 'BCK.AUTH.0001' && api;
+              // The proxy's own paths (`/proxy/...`) ask for a key first, as for any path of its own it has no route for.
+              const proxyOwn = base === stack().proxyUrl && /^\/proxy(\/|$)/.test(path) && got.status === 401;
+              if (!unknown && !refused && !proxyOwn)
+                wrong.push(`${base} ${method} ${path} -> ${got.status} ${got.code}`);
+            });
+          }
+        }
+      }
+    }
+    await runAll(checks);
+    t.deepEqual(wrong.sort(), []);
+  });
+
+  test("the red team's paths: 404 with a key on both ports, never the route they resolve to", async (t) => {
+    const u = await stack().user();
+    const paths = [
+      '/api/v1/protocol/../router/payments',
+      '/api/v1/router/../router/payments',
+      '/api/v1/x/../router/route',
+      '/api/v1/router/../protocol/agents',
+      '/api/v1/router/%2e%2e/router/payments',
+      '/api/v1/router/%2E%2e/router/payments',
+      '/api/v1/router/.%2e/router/payments',
+      '/api/v1/./router/payments',
+      '/api/v1/router\\payments',
+      '/api/v1/router%5cpayments',
+      '/api/v1/router%2fpayments',
+      '/api/v1/protocol%2fagents',
+      '/api/v1/router/payments/.',
+      '/api/v1/router/payments/x/..',
+      '/api/v1/protocol/agents/%2e',
+      'http://payroute.test/api/v1/protocol/../router/payments',
+      'http://payroute.test/api/v1/x/../protocol/agents',
+    ];
+    const wrong: string[] = [];
+    const checks: (() => Promise<void>)[] = [];
+    for (const base of [stack().proxyUrl, stack().adminUrl]) {
+      for (const path of paths) {
+        for (const method of ['GET', 'POST']) {
+          checks.push(async () => {
+            const got = await sendRaw(base, method, path, u.apiKey);
+            if (got.status !== 404 || got.code !== 'BCK.HTTP.0404')
+              wrong.push(`${base} ${method} ${path} -> ${got.status} ${got.code}`);
+          });
+        }
+      }
+    }
+    await runAll(checks);
+    t.deepEqual(wrong.sort(), []);
+    for (const base of [stack().proxyUrl, stack().adminUrl]) {
+      // The plain spellings, in origin-form and absolute-form, are the routes.
+      for (const path of ['/api/v1/protocol/agents', 'http://payroute.test/api/v1/protocol/agents']) {
+        t.is((await sendRaw(base, 'GET', path, u.apiKey)).status, 200, `${base} ${path}`);
+      }
+    }
+    t.is((await sendRaw(stack().proxyUrl, 'GET', '/api/v1/router/payments', u.apiKey)).status, 200);
+    t.is((await sendRaw(stack().proxyUrl, 'GET', 'http://payroute.test/api/v1/router/payments', u.apiKey)).status, 200);
   });
 
   test('the path GET /API/V1/protocol/plans/{id}/balance/{addr} of the review is 401 without a key', async (t) => {

@@ -16,7 +16,7 @@ const noop = async (): Promise<void> => undefined;
  * JSON only, size-limited (BODY_LIMIT_BYTES, default 1 MB); parse errors surface as 400, size as 413. A body that
  * stalls or trickles would hold the connection and its buffer for ever (the parser has no time limit of its own):
  * past `timeoutMs` the read is abandoned and the request answered 408 BCK.HTTP.0408 (RFC 9110 §15.5.9) with
- * `Connection: close` (admin/middleware/error-handler.ts), since the rest of the body still stands between this
+ * `Connection: close` (admin/middleware/unread-body.ts), since the rest of the body still stands between this
  * request and the next on the connection.
  */
 export function jsonBody(limits: BodyLimits, types: readonly ('json' | 'form')[] = ['json']): Middleware<AdminState> {

@@ -4,7 +4,7 @@ import { AppError } from '../../shared/errors/app-error.js';
 import type { AdminState } from '../http/state.js';
 
 /** The API's paths in any letter case: whether a spelling is a route must not be learnt from a 401 either. */
-const API_PATH = /^\/api\/v1(?:\/|$)/i;
+export const API_PATH = /^\/api\/v1(?:\/|$)/i;
 
 /**
  * A request no route takes: 405 with `Allow` (RFC 9110 §15.5.6) when the path is a route for other methods, else

@@ -1,11 +1,11 @@
 // What a page answer carries besides its HTML: the security headers (a strict Content-Security-Policy with
 // `frame-ancestors 'none'`: a framed consent page is the classic clickjacking attack), no caching, and the
 // browser-token cookie (HttpOnly, SameSite=Strict, Secure when the service is on https).
-import { AppError } from '../../shared/errors/app-error.js';
 import { newBrowserToken } from '../../shared/oauth/page-session.js';
 import type { AdminRouterContext, RouteProtocol } from '../http/route.js';
+import { classify } from '../middleware/error-handler.js';
 import { type Html, STYLE_SOURCE } from './html.js';
-import { messagePage } from './views.js';
+import { errorPage } from './views.js';
 
 export const COOKIE = 'payroute_page';
 const TOKEN_FORM = /^[A-Za-z0-9_-]{43}$/;
@@ -68,11 +68,15 @@ export function seeOther(ctx: AdminRouterContext, location: string): void {
 export const PAGE_PROTOCOL: RouteProtocol = {
   body: 'form-or-json',
   writeError(ctx, err) {
-    const status = err instanceof AppError ? err.httpStatus : (err as { status?: unknown }).status;
-    if (typeof status !== 'number' || status < 400 || status >= 500) return false;
-    const message = err instanceof AppError ? err.details : 'The request could not be read.';
-    if (err instanceof AppError) ctx.set(err.headers);
-    render(ctx, messagePage('Something is wrong with this request', message, 'error'), status);
+    // The code and status the JSON envelope would carry (a body parser's 413 is BCK.HTTP.0413), on a page: a client
+    // error, or the database being unavailable (503 with Retry-After: the person can try again in a moment).
+    const shown = classify(err);
+    const clientError = shown.httpStatus >= 400 && shown.httpStatus < 500;
+    if (!clientError && shown.code !== 'BCK.DATABASE.0001') return false;
+    ctx.set(shown.headers);
+    // A body still arriving behind this answer (a 413's, a 415's) is drained or the connection closed, as for every
+    // answer (admin/middleware/unread-body.ts): this catch point answers, the process's decides the connection.
+    render(ctx, errorPage(shown.details, shown.code), shown.httpStatus);
     return true;
   },
 };

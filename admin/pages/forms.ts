@@ -1,4 +1,7 @@
-// What the pages' forms send, parsed with zod like every other boundary.
+// What the pages' forms send, parsed with zod like every other boundary. The CSRF token is not a field of these
+// schemas: it is checked before any of them is parsed (admin/routes/pages.ts), so a form without it, or with nothing
+// else right, is refused 403 BCK.OAUTH.0022 as a forged one is, never a 400 that tells a forger which fields it got
+// wrong.
 import { z } from 'zod';
 import { MAX_CONSENT_CENTS } from '../../shared/oauth/consent.js';
 import { line } from '../../shared/text.js';
@@ -20,13 +23,12 @@ export const ReturnTo = line(4000).refine(
   'must be a page of this service',
 );
 
-export const SignInForm = z.object({ csrf: z.unknown(), return_to: ReturnTo, api_key: line(512).min(1) });
-export const SignOutForm = z.object({ csrf: z.unknown(), return_to: ReturnTo.default('/device') });
+export const SignInForm = z.object({ return_to: ReturnTo, api_key: line(512).min(1) });
+export const SignOutForm = z.object({ return_to: ReturnTo.default('/device') });
 
 const Decision = z.enum(['approve', 'deny']);
 
 export const ConsentForm = z.object({
-  csrf: z.unknown(),
   decision: Decision,
   cap: Cap.optional(),
   duration: z
@@ -36,10 +38,17 @@ export const ConsentForm = z.object({
     .optional(),
 });
 
-export const DeviceLookupForm = z.object({ csrf: z.unknown(), user_code: line(64) });
+export const DeviceLookupForm = z.object({ user_code: line(64) });
 export const DeviceDecisionForm = z.object({
-  csrf: z.unknown(),
   user_code: line(64),
   decision: Decision,
   cap: Cap.optional(),
 });
+
+/** The `csrf` field a form (or a JSON object) carries; anything else (no field, an array, a repeated field) is no
+ *  token, and is refused as a forged one. */
+export function submittedCsrf(body: unknown): unknown {
+  if (typeof body !== 'object' || body === null || Array.isArray(body) || !Object.hasOwn(body, 'csrf'))
+    return undefined;
+  return (body as { readonly csrf?: unknown }).csrf;
+}

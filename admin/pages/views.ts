@@ -113,6 +113,15 @@ export function messagePage(title: string, message: string, status: 'ok' | 'erro
   return layout(title, html`<h1>${title}</h1><p class="${status === 'ok' ? 'muted' : 'error'}">${message}</p>`);
 }
 
+/** A refused request, naming its error code (docs/errors.md) as the JSON envelope would, for whoever reports it. */
+export function errorPage(message: string, code: string): Html {
+  return layout(
+    'Something is wrong with this request',
+    html`<h1>Something is wrong with this request</h1><p class="error">${message}</p>
+<p class="muted">Error code: <code>${code}</code></p>`,
+  );
+}
+
 /** Reloads `path` at once (a same-site navigation, which carries the SameSite=Strict session cookie). */
 export function reloadPage(path: string): Html {
   return layout(

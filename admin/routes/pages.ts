@@ -39,7 +39,14 @@ import {
   seeOther,
   setBrowserToken,
 } from '../pages/browser.js';
-import { ConsentForm, DeviceDecisionForm, DeviceLookupForm, SignInForm, SignOutForm } from '../pages/forms.js';
+import {
+  ConsentForm,
+  DeviceDecisionForm,
+  DeviceLookupForm,
+  SignInForm,
+  SignOutForm,
+  submittedCsrf,
+} from '../pages/forms.js';
 import { consentPage, deviceEntryPage, messagePage, reloadPage, signInPage } from '../pages/views.js';
 
 /** The OAuth error a refused authorization request is reported to the connector as (RFC 6749 §4.1.2.1). */
@@ -83,10 +90,14 @@ export function pageRoutes({ ctx, credentials }: AdminDeps): AdminRoute[] {
     return { userId, token };
   }
 
-  /** A form's CSRF token must be the one bound to this browser's cookie: else 403 BCK.OAUTH.0022. */
-  function checkCsrf(c: AdminRouterContext, submitted: unknown): string {
+  /**
+   * A form's CSRF token must be the one bound to this browser's cookie: else 403 BCK.OAUTH.0022. Checked first, on
+   * the body as it came, before the form's schema: a form that did not come from our page is refused the same way
+   * whatever else it holds (no token, an empty one, a forged one, another browser's).
+   */
+  function checkCsrf(c: AdminRouterContext): string {
     const token = browserToken(c);
-    if (token === undefined || !csrfMatches(token, submitted)) throw new AppError('BCK.OAUTH.0022');
+    if (token === undefined || !csrfMatches(token, submittedCsrf(c.request.body))) throw new AppError('BCK.OAUTH.0022');
     return token;
   }
 
@@ -148,8 +159,8 @@ export function pageRoutes({ ctx, credentials }: AdminDeps): AdminRoute[] {
     speaking(
       PAGE_PROTOCOL,
       post('/oauth/consent', PUBLIC, async (c) => {
+        const userId = await formUser(checkCsrf(c));
         const form = parse(ConsentForm, c.request.body);
-        const userId = await formUser(checkCsrf(c, form.csrf));
         const req = await authorizationRequest(ctx, c.request.body);
         const cap = form.cap ?? req.terms.spendingLimitCents;
         const secs = form.duration ?? req.terms.durationSecs;
@@ -165,8 +176,8 @@ export function pageRoutes({ ctx, credentials }: AdminDeps): AdminRoute[] {
     speaking(
       PAGE_PROTOCOL,
       post('/oauth/sign-in', PUBLIC, async (c) => {
+        const token = checkCsrf(c);
         const form = parse(SignInForm, c.request.body);
-        const token = checkCsrf(c, form.csrf);
         let userId: string;
         try {
           userId = (await credentials.resolve(`Bearer ${form.api_key}`)).userId;
@@ -186,8 +197,9 @@ export function pageRoutes({ ctx, credentials }: AdminDeps): AdminRoute[] {
     speaking(
       PAGE_PROTOCOL,
       post('/oauth/sign-out', PUBLIC, async (c) => {
+        const token = checkCsrf(c);
         const form = parse(SignOutForm, c.request.body);
-        await signOut(ctx, checkCsrf(c, form.csrf));
+        await signOut(ctx, token);
         setBrowserToken(c, newBrowserToken(), secure, SESSION_MAX_SECS);
         seeOther(c, form.return_to);
       }),
@@ -203,9 +215,9 @@ export function pageRoutes({ ctx, credentials }: AdminDeps): AdminRoute[] {
     speaking(
       PAGE_PROTOCOL,
       post('/device', PUBLIC, async (c) => {
-        const form = parse(DeviceLookupForm, c.request.body);
-        const token = checkCsrf(c, form.csrf);
+        const token = checkCsrf(c);
         const userId = await formUser(token);
+        const form = parse(DeviceLookupForm, c.request.body);
         try {
           const d = await deviceDetails(ctx, userId, form.user_code);
           const terms = {
@@ -242,8 +254,8 @@ export function pageRoutes({ ctx, credentials }: AdminDeps): AdminRoute[] {
     speaking(
       PAGE_PROTOCOL,
       post('/device/decision', PUBLIC, async (c) => {
+        const userId = await formUser(checkCsrf(c));
         const form = parse(DeviceDecisionForm, c.request.body);
-        const userId = await formUser(checkCsrf(c, form.csrf));
         const approve = form.decision === 'approve';
         await decideDevice(ctx, userId, { user_code: form.user_code, approve, spending_limit_cents: form.cap });
         render(

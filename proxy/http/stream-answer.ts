@@ -4,6 +4,7 @@ import type { ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
 import { AppError } from '../../shared/errors/app-error.js';
 import type { UpstreamStreamResult } from '../../shared/upstream/index.js';
+import { writeHead } from '../respond.js';
 
 /**
  * Relays a merchant's streamed answer to our caller. Resolves true when the whole body reached the caller, false
@@ -39,7 +40,7 @@ export async function relay(
     const ids = paymentId === undefined ? {} : { paymentId };
     throw new AppError('BCK.HTTP.0502', "the merchant's answer broke off", ids, ids);
   }
-  res.writeHead(r.status, extra === undefined ? r.headers : { ...r.headers, ...extra });
+  writeHead(res, r.status, extra === undefined ? r.headers : { ...r.headers, ...extra });
   // pipe() rather than stream.pipeline(): pipeline builds an AbortController (and a DOMException) per request,
   // about 10% of the proxy's CPU on the free relay (BENCHMARKS.md).
   // The listeners are passed inline: a named closure per request would also cost a tsx keepNames call each.

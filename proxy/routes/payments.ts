@@ -25,7 +25,7 @@ import { AppError } from '../../shared/errors/app-error.js';
 import { parseOr400, queryOf } from '../http/json.js';
 import { readJson } from '../http/read-body.js';
 import type { RouteTable, RouterRequest } from '../http/route-table.js';
-import { sendJson } from '../respond.js';
+import { sendJson, writeHead } from '../respond.js';
 
 export function paymentRoutes(table: RouteTable, services: RouterServices): void {
   // Every JSON body of the router is at most BODY_LIMIT_BYTES, as the admin's (README): ROUTER_MAX_REQUEST_BYTES
@@ -96,7 +96,7 @@ export function paymentRoutes(table: RouteTable, services: RouterServices): void
       q.page === 1 && records.length < q.limit ? records.length : await countPayments(services.ctx, owner, q);
     if (q.format === 'csv') {
       const csv = paymentsCsv(records);
-      res.writeHead(200, {
+      writeHead(res, 200, {
         'content-type': 'text/csv; charset=utf-8',
         'content-length': Buffer.byteLength(csv),
         // A download, not a page (RFC 6266); the count of all matching rows, as the JSON listing's `total`.

@@ -1,6 +1,7 @@
 // The declared routes of both processes, enumerated from the tables the processes build (not a hand list), and
 // the helpers the route-level tests share to call each of them.
 import { getAddress } from 'viem';
+import { rawHttp } from './raw-http-client.js';
 import { buildAdminApp } from '../../admin/app.js';
 import { listAdminRoutes, listProxyRoutes } from '../../admin/openapi/route-listing.js';
 import type { ServiceContext } from '../../shared/context.js';
@@ -81,6 +82,20 @@ export async function send(base: string, method: string, path: string, key?: str
   let code: unknown;
   try {
     code = (JSON.parse(text) as { code?: unknown }).code;
+  } catch {
+    code = undefined;
+  }
+  return { status: r.status, code };
+}
+
+/** `send` on a bare socket: the target goes out exactly as written (fetch would resolve its dot segments). */
+export async function sendRaw(base: string, method: string, target: string, key?: string) {
+  const headers: [string, Buffer][] = key === undefined ? [] : [['authorization', Buffer.from(`Bearer ${key}`)]];
+  const r = await rawHttp(base, { method, target, headers }, 30_000);
+  const split = r.text.indexOf('\r\n\r\n');
+  let code: unknown;
+  try {
+    code = (JSON.parse(r.text.slice(split + 4)) as { code?: unknown }).code;
   } catch {
     code = undefined;
   }

@@ -102,3 +102,142 @@ export function percentEncode(bytes: Buffer): string {
   }
   return out;
 }
+
+/** One answer read off a kept-alive connection. */
+export interface RawAnswer {
+  readonly status: number;
+  /** Header names in lower case; a repeated header keeps its last value. */
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: string;
+}
+
+/**
+ * What became of a connection after its first request was answered: `closed` (the server said `connection: close`
+ * and closed it), `answered` (it kept the connection and answered the second request on it), or one of the
+ * failures: `silent` (no answer to the first or the second request within the bound: the hang), `unannounced` (the
+ * server closed or reset the connection without saying so, where a keep-alive client would have its second request
+ * cut), `open-after-close` (it said `connection: close` and kept the connection open).
+ */
+export type NextOutcome =
+  | { readonly kind: 'closed'; readonly first: RawAnswer }
+  | { readonly kind: 'answered'; readonly first: RawAnswer; readonly second: RawAnswer }
+  | { readonly kind: 'silent' | 'unannounced' | 'open-after-close'; readonly first?: RawAnswer; readonly note: string };
+
+/** A request head for a kept-alive connection (no `connection` header: HTTP/1.1 keeps it alive). */
+export function keepAliveHead(origin: string, method: string, target: string, headers: Record<string, string>): string {
+  const { host } = new URL(origin);
+  const lines = [
+    `${method} ${target} HTTP/1.1`,
+    `host: ${host}`,
+    ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`),
+  ];
+  return `${lines.join('\r\n')}\r\n\r\n`;
+}
+
+/** The first complete answer in `buf` (content-length or chunked framing), and the bytes after it. */
+function firstAnswer(buf: Buffer): { answer: RawAnswer; rest: Buffer } | undefined {
+  const split = buf.indexOf('\r\n\r\n');
+  if (split < 0) return undefined;
+  const [statusLine = '', ...lines] = buf.subarray(0, split).toString('latin1').split('\r\n');
+  const headers: Record<string, string> = {};
+  for (const l of lines) headers[l.slice(0, l.indexOf(':')).toLowerCase()] = l.slice(l.indexOf(':') + 1).trim();
+  const status = Number(/^HTTP\/1\.[01] (\d{3})/.exec(statusLine)?.[1] ?? '0');
+  const start = split + 4;
+  if (headers['transfer-encoding']?.toLowerCase() === 'chunked') {
+    let at = start;
+    const parts: Buffer[] = [];
+    for (;;) {
+      const eol = buf.indexOf('\r\n', at);
+      if (eol < 0) return undefined;
+      const size = Number.parseInt(buf.subarray(at, eol).toString('latin1'), 16);
+      if (buf.length < eol + 2 + size + 2) return undefined;
+      if (size === 0) {
+        return {
+          answer: { status, headers, body: Buffer.concat(parts).toString('utf8') },
+          rest: buf.subarray(eol + 4),
+        };
+      }
+      parts.push(buf.subarray(eol + 2, eol + 2 + size));
+      at = eol + 2 + size + 2;
+    }
+  }
+  const length = Number(headers['content-length'] ?? '0');
+  if (buf.length < start + length) return undefined;
+  return {
+    answer: { status, headers, body: buf.subarray(start, start + length).toString('utf8') },
+    rest: buf.subarray(start + length),
+  };
+}
+
+/**
+ * Sends `first` (head and body) on a new kept-alive connection and reads its answer; if that answer keeps the
+ * connection, sends `second` on it and reads that answer. Every wait is bounded by `waitMs`: a server that neither
+ * answers nor closes in that time is `silent`.
+ */
+export function requestThenNext(
+  origin: string,
+  first: { readonly head: string; readonly body?: Buffer | undefined },
+  second: string,
+  waitMs: number,
+): Promise<NextOutcome> {
+  const { hostname, port } = new URL(origin);
+  return new Promise((resolve) => {
+    const socket = connect({ host: hostname, port: Number(port) });
+    let buf: Buffer = Buffer.alloc(0);
+    let answer1: RawAnswer | undefined;
+    let settled = false;
+    let timer: NodeJS.Timeout | undefined;
+    const finish = (outcome: NextOutcome) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(outcome);
+    };
+    const bound = (what: string) => {
+      clearTimeout(timer);
+      timer = setTimeout(() => {
+        if (answer1?.headers.connection?.toLowerCase() === 'close')
+          finish({ kind: 'open-after-close', first: answer1, note: `${what}: still open ${waitMs} ms after` });
+        else
+          finish({
+            kind: 'silent',
+            ...(answer1 === undefined ? {} : { first: answer1 }),
+            note: `${what}: no answer within ${waitMs} ms`,
+          });
+      }, waitMs);
+    };
+    const gone = (how: string) => {
+      if (answer1 !== undefined && answer1.headers.connection?.toLowerCase() === 'close')
+        finish({ kind: 'closed', first: answer1 });
+      else
+        finish({
+          kind: 'unannounced',
+          ...(answer1 === undefined ? {} : { first: answer1 }),
+          note: `${how} ${answer1 === undefined ? 'before the first answer' : 'after a first answer that kept the connection'}`,
+        });
+    };
+    socket.on('data', (chunk: Buffer) => {
+      buf = Buffer.concat([buf, chunk]);
+      const got = firstAnswer(buf);
+      if (got === undefined) return;
+      buf = got.rest;
+      if (answer1 === undefined) {
+        answer1 = got.answer;
+        if (answer1.headers.connection?.toLowerCase() === 'close') {
+          bound('the close after the first answer');
+          return;
+        }
+        bound('the second request');
+        socket.write(second);
+        return;
+      }
+      finish({ kind: 'answered', first: answer1, second: got.answer });
+    });
+    socket.on('end', () => gone('closed (FIN)'));
+    socket.on('error', (err: NodeJS.ErrnoException) => gone(`error ${err.code ?? err.message}`));
+    bound('the first request');
+    socket.write(first.head);
+    if (first.body !== undefined) socket.write(first.body);
+  });
+}
