@@ -11,8 +11,12 @@ const PARENT_POLL_MS = 500;
  * would keep running under PID 1. A process spawned with an IPC channel (admin/cli/start.ts spawns the servers so)
  * learns it from the channel closing, which the kernel does when the parent exits, however it exits; any other
  * notices its parent PID change (the orphan is re-parented to init or a subreaper).
+ *
+ * Not for a node:cluster worker (it throws there): its channel belongs to the cluster module, which already ends
+ * the worker when its supervisor is gone, and which needs that channel to keep the worker alive (see onShutdown).
  */
 export function whenParentGone(onGone: () => void): void {
+  if (cluster.isWorker) throw new Error('whenParentGone is not for a cluster worker: node:cluster watches its parent');
   let gone = false;
   const fire = (): void => {
     if (gone) return;
@@ -22,7 +26,8 @@ export function whenParentGone(onGone: () => void): void {
   };
   if (process.channel !== undefined) {
     process.once('disconnect', fire);
-    // The channel must not keep this process alive on its own, nor stop it from exiting when it is done.
+    // The channel must not keep this process alive on its own, nor stop it from exiting when it is done: a process
+    // spawned by admin/cli/start.ts never waits on it (its own listening socket keeps it alive).
     process.channel.unref();
   }
   const parent = process.ppid;
@@ -68,10 +73,13 @@ export function onShutdown(log: Logger, graceMs: number, cleanup: () => Promise<
       if (drain && message.type === DRAIN_MESSAGE.type && !stopping) stop('drain');
     });
   }
-  // Only a process spawned with an IPC channel (by admin/cli/start.ts or a cluster supervisor) stops with its parent:
-  // one started some other way may be meant to outlive the shell that started it (nohup, a double fork), and its
-  // parent PID then changes.
-  if (process.channel !== undefined) {
+  // Only a process spawned with an IPC channel by admin/cli/start.ts stops with its parent: one started some other
+  // way may be meant to outlive the shell that started it (nohup, a double fork), and its parent PID then changes.
+  // Never a cluster worker: the cluster module exits it when its supervisor's channel closes, and its channel must
+  // stay referenced. A worker waits on it for its supervisor's answer to its listen (and, with Node's round-robin
+  // scheduling, for every connection): with the channel unreferenced, nothing else kept the worker's event loop
+  // alive meanwhile, and it exited 0 before listening on a loaded machine.
+  if (process.channel !== undefined && !cluster.isWorker) {
     whenParentGone(() => {
       if (!stopping) stop('parent exited');
     });
