@@ -40,13 +40,19 @@ export interface Spawned {
   readonly child: ChildProcess;
   /** Resolves with how the process ended (an exit code, or the signal that killed it). */
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** The last STDERR_KEPT characters it wrote to stderr (its log lines at the stack's LOG_LEVEL). */
+  stderr(): string;
   stop(): Promise<void>;
 }
 
 /** Bounds a start that fails: a loaded machine (CI with other jobs) can take far longer than an idle one. */
 const READY_LIMIT_MS = 120_000;
+const STDERR_KEPT = 64_000;
 
-function startProcess(entry: string, env: Record<string, string>): Promise<{ child: ChildProcess; port: number }> {
+function startProcess(
+  entry: string,
+  env: Record<string, string>,
+): Promise<{ child: ChildProcess; port: number; stderr: () => string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', entry], {
       cwd: ROOT,
@@ -55,13 +61,13 @@ function startProcess(entry: string, env: Record<string, string>): Promise<{ chi
     });
     let stderr = '';
     child.stderr?.on('data', (d: Buffer) => {
-      stderr = (stderr + d.toString()).slice(-4000);
+      stderr = (stderr + d.toString()).slice(-STDERR_KEPT);
       // TEST_CHILD_STDERR=1 shows what the processes log (debugging a 5xx seen by a test).
       if (process.env.TEST_CHILD_STDERR === '1') process.stderr.write(d);
     });
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`${entry} did not become ready within ${READY_LIMIT_MS} ms:\n${stderr}`));
+      reject(new Error(`${entry} did not become ready within ${READY_LIMIT_MS} ms:\n${stderr.slice(-4000)}`));
     }, READY_LIMIT_MS);
     if (child.stdout === null) throw new Error('no stdout');
     createInterface({ input: child.stdout }).on('line', (line) => {
@@ -69,7 +75,7 @@ function startProcess(entry: string, env: Record<string, string>): Promise<{ chi
         const msg = JSON.parse(line) as { ready?: string; port?: number };
         if (msg.ready !== undefined && typeof msg.port === 'number') {
           clearTimeout(timer);
-          resolve({ child, port: msg.port });
+          resolve({ child, port: msg.port, stderr: () => stderr });
         }
       } catch {
         // not a readiness line
@@ -77,7 +83,7 @@ function startProcess(entry: string, env: Record<string, string>): Promise<{ chi
     });
     child.on('exit', (code) => {
       clearTimeout(timer);
-      reject(new Error(`${entry} exited with ${code}:\n${stderr}`));
+      reject(new Error(`${entry} exited with ${code}:\n${stderr.slice(-4000)}`));
     });
   });
 }
@@ -168,7 +174,13 @@ export async function startStack(kind: DbKind, extraEnv: Record<string, string> 
           resolve({ code: p.child.exitCode, signal: p.child.signalCode });
         else p.child.once('exit', (code, signal) => resolve({ code, signal }));
       });
-      return { url: `http://127.0.0.1:${p.port}`, child: p.child, exited, stop: () => stopProcess(p.child) };
+      return {
+        url: `http://127.0.0.1:${p.port}`,
+        child: p.child,
+        exited,
+        stderr: p.stderr,
+        stop: () => stopProcess(p.child),
+      };
     },
     async stop() {
       await Promise.all(children.map(stopProcess));
