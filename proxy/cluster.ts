@@ -10,6 +10,7 @@
 // the ones not yet accepted wait in the shared queue for another worker. NODE_CLUSTER_SCHED_POLICY, Node's own
 // setting, still chooses when set.
 import cluster, { type Worker } from 'node:cluster';
+import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import type { Config } from '../config/index.js';
 import { isBrokenPipe } from '../shared/broken-pipes.js';
@@ -139,5 +140,11 @@ export function superviseWorkers(config: Config, log: Logger): void {
   if (process.channel !== undefined) whenParentGone(() => stop('parent exited'));
 
   if (process.env.NODE_CLUSTER_SCHED_POLICY === undefined) cluster.schedulingPolicy = cluster.SCHED_NONE;
+  // A worker runs the proxy's entry point, not whatever this process was started with: the image's entry point
+  // (admin/cli/container.ts) takes its role word off argv before it loads the proxy, and a worker re-running it
+  // with no role printed its usage and exited, again and again. Compiled (dist/) or the sources under tsx, as this
+  // file runs; the workers inherit this process's execArgv (tsx's loader included).
+  const entry = import.meta.url.endsWith('.ts') ? './server.ts' : './server.js';
+  cluster.setupPrimary({ exec: fileURLToPath(new URL(entry, import.meta.url)), args: [] });
   for (let i = 0; i < count; i += 1) fork(i);
 }

@@ -92,6 +92,26 @@ forEachDb(({ kind, stack, test }) => {
       t.regex(await metrics.text(), /worker="[01]"/);
     });
 
+    // The image's entry point takes its role word off argv before it loads the proxy: the workers must still run
+    // the proxy (they re-ran the entry point with no role, printed its usage and exited, in a loop).
+    test('two workers started as the container image starts the proxy: both serve, SIGTERM stops them with exit 0', async (t) => {
+      const proxy = await stack().spawn('image-proxy', { PROXY_WORKERS: '2' });
+      t.teardown(() => proxy.stop());
+      t.is(childrenOf(proxy.child.pid ?? -1).length, 2);
+      const r = await fetch(`${proxy.url}/healthz`, { signal: AbortSignal.timeout(30_000) });
+      t.is(r.status, 200);
+      t.deepEqual(
+        proxy
+          .stderr()
+          .split('\n')
+          .filter((l) => l.includes('proxy worker exited')),
+        [],
+        proxy.stderr(),
+      );
+      proxy.child.kill('SIGTERM');
+      t.deepEqual(await within('the proxy stopping', proxy.exited, 120_000), { code: 0, signal: null }, proxy.stderr());
+    });
+
     test('workers that keep dying stop the proxy with exit 1: a crash loop is a failure the process manager sees', async (t) => {
       const proxy = await stack().spawn('proxy', { PROXY_WORKERS: '2' });
       t.teardown(() => proxy.stop());

@@ -29,8 +29,11 @@ export interface Stack {
   readonly pids: { readonly admin: number; readonly proxy: number };
   /** Creates a user (as the CLI does) and an API client bound to its key, talking to the proxy. */
   user(email?: string): Promise<CreatedUser & { api: ApiClient }>;
-  /** Starts one more process of the given kind against the same database. */
-  spawn(kind: 'admin' | 'proxy', extraEnv?: Record<string, string>): Promise<Spawned>;
+  /**
+   * Starts one more process of the given kind against the same database; `image-proxy` is the proxy as the container
+   * image starts it (admin/cli/container.ts proxy).
+   */
+  spawn(kind: 'admin' | 'proxy' | 'image-proxy', extraEnv?: Record<string, string>): Promise<Spawned>;
   stop(): Promise<void>;
 }
 
@@ -52,9 +55,10 @@ const STDERR_KEPT = 64_000;
 function startProcess(
   entry: string,
   env: Record<string, string>,
+  args: readonly string[] = [],
 ): Promise<{ child: ChildProcess; port: number; stderr: () => string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', entry], {
+    const child = spawn(process.execPath, ['--import', 'tsx', entry, ...args], {
       cwd: ROOT,
       env: { ...process.env, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -159,15 +163,24 @@ export async function startStack(kind: DbKind, extraEnv: Record<string, string> 
       return { ...u, api: apiClient(`${proxyUrl}/api/v1`, u.apiKey) };
     },
     async spawn(which, more = {}) {
-      const entry = which === 'admin' ? 'admin/server.ts' : 'proxy/server.ts';
-      const p = await startProcess(entry, {
-        ...env,
-        ADMIN_PORT: '0',
-        PROXY_PORT: '0',
-        ADMIN_URL: adminUrl,
-        PAYROUTE_SKIP_MIGRATE: '1',
-        ...more,
-      });
+      const [entry, ...args] =
+        which === 'admin'
+          ? ['admin/server.ts']
+          : which === 'proxy'
+            ? ['proxy/server.ts']
+            : ['admin/cli/container.ts', 'proxy'];
+      const p = await startProcess(
+        entry ?? '',
+        {
+          ...env,
+          ADMIN_PORT: '0',
+          PROXY_PORT: '0',
+          ADMIN_URL: adminUrl,
+          PAYROUTE_SKIP_MIGRATE: '1',
+          ...more,
+        },
+        args,
+      );
       children.push(p.child);
       const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
         if (p.child.exitCode !== null || p.child.signalCode !== null)
