@@ -14,8 +14,8 @@ import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import type { Config } from '../config/index.js';
 import { isBrokenPipe } from '../shared/broken-pipes.js';
-import type { Logger } from '../shared/log.js';
-import { DRAIN_MESSAGE, whenParentGone } from '../shared/shutdown.js';
+import { type Logger, exitWhenLogged } from '../shared/log.js';
+import { DRAIN_MESSAGE, spawnedWithChannel, whenParentGone } from '../shared/shutdown.js';
 
 /** Tells a worker its slot (set by the supervisor, never by an operator). */
 export const WORKER_SLOT_ENV = 'PAYROUTE_PROXY_WORKER_SLOT';
@@ -96,7 +96,7 @@ export function superviseWorkers(config: Config, log: Logger): void {
       // A worker that could not drain cleanly makes the whole stop a failure the process manager sees; one stopped
       // while it was still starting had nothing to drain.
       if (served && code !== 0) failed = true;
-      if (running.size === 0) process.exit(failed ? 1 : 0);
+      if (running.size === 0) void exitWhenLogged(log, failed ? 1 : 0);
       return;
     }
     // Whatever the code (0 included) or signal: a worker ends only when told to, so any other end is replaced.
@@ -128,16 +128,16 @@ export function superviseWorkers(config: Config, log: Logger): void {
       if (!serving.has(w.id)) w.process.kill('SIGTERM');
       else if (w.isConnected()) w.send(DRAIN_MESSAGE);
     }
-    if (running.size === 0) process.exit(failed ? 1 : 0);
+    if (running.size === 0) void exitWhenLogged(log, failed ? 1 : 0);
     // The workers' own bound, plus room for their clean-up.
     setTimeout(() => {
       for (const w of running) w.process.kill('SIGKILL');
-      process.exit(1);
+      void exitWhenLogged(log, 1, 1000);
     }, config.SHUTDOWN_GRACE_MS + 15_000).unref();
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
-  if (process.channel !== undefined) whenParentGone(() => stop('parent exited'));
+  if (spawnedWithChannel()) whenParentGone(() => stop('parent exited'));
 
   if (process.env.NODE_CLUSTER_SCHED_POLICY === undefined) cluster.schedulingPolicy = cluster.SCHED_NONE;
   // A worker runs the proxy's entry point, not whatever this process was started with: the image's entry point

@@ -19,5 +19,5 @@ export function surviveBrokenPipes(): void {
   };
   process.stdout.on('error', ignoreGone);
   process.stderr.on('error', ignoreGone);
-  if (process.channel !== undefined) process.on('error', ignoreGone);
+  if (process.send !== undefined) process.on('error', ignoreGone);
 }

@@ -1,8 +1,19 @@
 import cluster from 'node:cluster';
-import type { Logger } from './log.js';
+import { type Logger, exitWhenLogged } from './log.js';
 
 /** How often a process whose parent may vanish without a signal checks that it is still there. */
 const PARENT_POLL_MS = 500;
+
+/** Whether this process was spawned with an IPC channel (open or since closed: process.send stays). */
+export function spawnedWithChannel(): boolean {
+  return process.send !== undefined;
+}
+
+/**
+ * The parent this process started under, read as it loads (the servers import this module before they start): a
+ * parent that dies while the server is still starting has re-parented it before whenParentGone is called.
+ */
+const STARTING_PARENT = process.ppid;
 
 /**
  * Calls `onGone` once this process's parent has gone: when a process manager or a shell signals only the top of a
@@ -24,15 +35,16 @@ export function whenParentGone(onGone: () => void): void {
     clearInterval(poll);
     onGone();
   };
-  if (process.channel !== undefined) {
-    process.once('disconnect', fire);
+  if (spawnedWithChannel()) {
+    // The channel may have closed already, while this process was starting (process.channel is then null).
+    if (!process.connected) process.nextTick(fire);
+    else process.once('disconnect', fire);
     // The channel must not keep this process alive on its own, nor stop it from exiting when it is done: a process
     // spawned by admin/cli/start.ts never waits on it (its own listening socket keeps it alive).
-    process.channel.unref();
+    process.channel?.unref();
   }
-  const parent = process.ppid;
   const poll = setInterval(() => {
-    if (process.ppid !== parent) fire();
+    if (process.ppid !== STARTING_PARENT) fire();
   }, PARENT_POLL_MS);
   poll.unref();
 }
@@ -54,13 +66,13 @@ export function onShutdown(log: Logger, graceMs: number, cleanup: () => Promise<
     if (stopping) process.exit(1);
     stopping = true;
     log.info({ signal }, 'shutting down');
-    const timer = setTimeout(() => process.exit(1), graceMs + CLEANUP_MS);
+    const timer = setTimeout(() => void exitWhenLogged(log, 1, 1000), graceMs + CLEANUP_MS);
     timer.unref();
     cleanup().then(
-      () => process.exit(0),
+      () => exitWhenLogged(log, 0),
       (err: unknown) => {
         log.error({ err }, 'shutdown failed');
-        process.exit(1);
+        return exitWhenLogged(log, 1);
       },
     );
   };
@@ -79,7 +91,7 @@ export function onShutdown(log: Logger, graceMs: number, cleanup: () => Promise<
   // stay referenced. A worker waits on it for its supervisor's answer to its listen (and, with Node's round-robin
   // scheduling, for every connection): with the channel unreferenced, nothing else kept the worker's event loop
   // alive meanwhile, and it exited 0 before listening on a loaded machine.
-  if (process.channel !== undefined && !cluster.isWorker) {
+  if (spawnedWithChannel() && !cluster.isWorker) {
     whenParentGone(() => {
       if (!stopping) stop('parent exited');
     });

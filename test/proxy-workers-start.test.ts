@@ -21,12 +21,13 @@ test.after.always(async () => {
 
 test(`PROXY_WORKERS=2 under CPU load: ${STARTS} starts each ready with no worker lost, each stopped by SIGTERM with exit 0`, async (t) => {
   if (s === undefined) throw new Error('stack not started');
-  // More busy processes than cores: each worker's start competes for the CPU, as on a loaded machine.
-  const load = cpuLoad(availableParallelism() + 1);
-  t.teardown(() => load.stop());
   for (let i = 1; i <= STARTS; i += 1) {
+    // A busy process per core while the proxy starts: each worker's start competes for the CPU, as on a loaded
+    // machine. Only then: the other test files running meanwhile get the machine back for the rest.
+    const load = cpuLoad(availableParallelism());
+    t.teardown(() => load.stop());
     // Rejects, with the supervisor's log, if it exits first or is not ready within the stack's bound.
-    const proxy = await s.spawn('proxy', { PROXY_WORKERS: '2' });
+    const proxy = await s.spawn('proxy', { PROXY_WORKERS: '2' }).finally(() => load.stop());
     try {
       const log = () => `start ${i}:\n${proxy.stderr()}`;
       const workers = childrenOf(proxy.child.pid ?? -1);
