@@ -2,6 +2,7 @@
 import { createServer } from 'node:http';
 import { loadConfigOrExit } from '../config/index.js';
 import { ensureOperatorWallet } from '../shared/accounts/service-wallets.js';
+import { surviveBrokenPipes } from '../shared/broken-pipes.js';
 import { createContextOrExit } from '../shared/context.js';
 import { clientErrorHandler, connectionsCheckingIntervalMs } from '../shared/errors/client-error.js';
 import { startCheckpointer } from '../shared/db/checkpointer.js';
@@ -17,6 +18,7 @@ import { createLifecycle, drainServer, tracked } from '../shared/lifecycle.js';
 import { buildAdminApp } from './app.js';
 import { startChainJobs } from './chain-jobs.js';
 
+surviveBrokenPipes();
 const config = loadConfigOrExit();
 const log = createLogger(config, 'admin');
 const ctx = await createContextOrExit(config, log, { migrate: process.env.PAYROUTE_SKIP_MIGRATE !== '1' });

@@ -18,7 +18,7 @@ import type { Logger } from '../shared/log.js';
 import { onShutdown } from '../shared/shutdown.js';
 import { createLifecycle, drainServer, tracked } from '../shared/lifecycle.js';
 import { startMetrics } from '../shared/metrics/listener.js';
-import { WORKER_SLOT_ENV } from './cluster.js';
+import { WORKER_SLOT_ENV, reportServing } from './cluster.js';
 import { buildProxyHandler } from './app.js';
 import { createAdminForwarder } from './admin-forward.js';
 import { buildRouterRoutes } from './routes/index.js';
@@ -34,7 +34,7 @@ function longestRouterCallMs(config: Config): number {
   return config.ROUTER_REQUEST_BODY_TIMEOUT_MS + 2 * exchange + 10 * statement;
 }
 
-/** Serves until stopped; `announce` prints the readiness line (a worker leaves that to its supervisor). */
+/** Serves until stopped; `announce` prints the readiness line (a worker tells its supervisor, which prints it). */
 export async function serveProxy(config: Config, log: Logger, announce: boolean): Promise<void> {
   // The proxy never migrates: `npm start`, the admin process or `npm run db:migrate` does.
   // SQLite: the admin process checkpoints the WAL (shared/db/checkpointer.ts); 8000 pages (~32 MiB) only if it stops.
@@ -92,6 +92,7 @@ export async function serveProxy(config: Config, log: Logger, announce: boolean)
     lifecycle.serving();
     log.info({ host: config.HOST, port, admin: config.adminUrl }, 'proxy listening');
     if (announce) process.stdout.write(`${JSON.stringify({ ready: 'proxy', port })}\n`);
+    else if (cluster.isWorker) reportServing(port);
   });
   onShutdown(log, config.SHUTDOWN_GRACE_MS, async () => {
     if (!(await drainServer(server, lifecycle, config.SHUTDOWN_GRACE_MS)))

@@ -1,8 +1,19 @@
 import cluster from 'node:cluster';
-import type { Logger } from './log.js';
+import { type Logger, exitWhenLogged } from './log.js';
 
 /** How often a process whose parent may vanish without a signal checks that it is still there. */
 const PARENT_POLL_MS = 500;
+
+/** Whether this process was spawned with an IPC channel (open or since closed: process.send stays). */
+export function spawnedWithChannel(): boolean {
+  return process.send !== undefined;
+}
+
+/**
+ * The parent this process started under, read as it loads (the servers import this module before they start): a
+ * parent that dies while the server is still starting has re-parented it before whenParentGone is called.
+ */
+const STARTING_PARENT = process.ppid;
 
 /**
  * Calls `onGone` once this process's parent has gone: when a process manager or a shell signals only the top of a
@@ -11,8 +22,12 @@ const PARENT_POLL_MS = 500;
  * would keep running under PID 1. A process spawned with an IPC channel (admin/cli/start.ts spawns the servers so)
  * learns it from the channel closing, which the kernel does when the parent exits, however it exits; any other
  * notices its parent PID change (the orphan is re-parented to init or a subreaper).
+ *
+ * Not for a node:cluster worker (it throws there): its channel belongs to the cluster module, which already ends
+ * the worker when its supervisor is gone, and which needs that channel to keep the worker alive (see onShutdown).
  */
 export function whenParentGone(onGone: () => void): void {
+  if (cluster.isWorker) throw new Error('whenParentGone is not for a cluster worker: node:cluster watches its parent');
   let gone = false;
   const fire = (): void => {
     if (gone) return;
@@ -20,14 +35,16 @@ export function whenParentGone(onGone: () => void): void {
     clearInterval(poll);
     onGone();
   };
-  if (process.channel !== undefined) {
-    process.once('disconnect', fire);
-    // The channel must not keep this process alive on its own, nor stop it from exiting when it is done.
-    process.channel.unref();
+  if (spawnedWithChannel()) {
+    // The channel may have closed already, while this process was starting (process.channel is then null).
+    if (!process.connected) process.nextTick(fire);
+    else process.once('disconnect', fire);
+    // The channel must not keep this process alive on its own, nor stop it from exiting when it is done: a process
+    // spawned by admin/cli/start.ts never waits on it (its own listening socket keeps it alive).
+    process.channel?.unref();
   }
-  const parent = process.ppid;
   const poll = setInterval(() => {
-    if (process.ppid !== parent) fire();
+    if (process.ppid !== STARTING_PARENT) fire();
   }, PARENT_POLL_MS);
   poll.unref();
 }
@@ -49,13 +66,13 @@ export function onShutdown(log: Logger, graceMs: number, cleanup: () => Promise<
     if (stopping) process.exit(1);
     stopping = true;
     log.info({ signal }, 'shutting down');
-    const timer = setTimeout(() => process.exit(1), graceMs + CLEANUP_MS);
+    const timer = setTimeout(() => void exitWhenLogged(log, 1, 1000), graceMs + CLEANUP_MS);
     timer.unref();
     cleanup().then(
-      () => process.exit(0),
+      () => exitWhenLogged(log, 0),
       (err: unknown) => {
         log.error({ err }, 'shutdown failed');
-        process.exit(1);
+        return exitWhenLogged(log, 1);
       },
     );
   };
@@ -68,10 +85,13 @@ export function onShutdown(log: Logger, graceMs: number, cleanup: () => Promise<
       if (drain && message.type === DRAIN_MESSAGE.type && !stopping) stop('drain');
     });
   }
-  // Only a process spawned with an IPC channel (by admin/cli/start.ts or a cluster supervisor) stops with its parent:
-  // one started some other way may be meant to outlive the shell that started it (nohup, a double fork), and its
-  // parent PID then changes.
-  if (process.channel !== undefined) {
+  // Only a process spawned with an IPC channel by admin/cli/start.ts stops with its parent: one started some other
+  // way may be meant to outlive the shell that started it (nohup, a double fork), and its parent PID then changes.
+  // Never a cluster worker: the cluster module exits it when its supervisor's channel closes, and its channel must
+  // stay referenced. A worker waits on it for its supervisor's answer to its listen (and, with Node's round-robin
+  // scheduling, for every connection): with the channel unreferenced, nothing else kept the worker's event loop
+  // alive meanwhile, and it exited 0 before listening on a loaded machine.
+  if (spawnedWithChannel() && !cluster.isWorker) {
     whenParentGone(() => {
       if (!stopping) stop('parent exited');
     });

@@ -15,6 +15,7 @@ import {
   CHROMIUM_MISSING,
   chromiumAvailable,
   closeBrowser,
+  closePage,
   launchBrowser,
   newContext,
   newPage,
@@ -169,7 +170,7 @@ forEachDb(
         page.getByRole('button', { name: 'Approve' }).click(),
       ]);
       t.is(raised[0].status(), 400);
-      await page.close();
+      await closePage(page);
     });
 
     reg(
@@ -199,7 +200,7 @@ forEachDb(
         t.is(r?.url().startsWith(f.redirectUri), true);
         t.is(new URL(page.url()).searchParams.get('error'), 'invalid_request');
         t.is(cb.callbacks.length, before + 1);
-        await page.close();
+        await closePage(page);
       },
     );
 
@@ -238,7 +239,7 @@ forEachDb(
       ]);
       t.is(attack.status(), 403);
       t.is(await f.s.ctx.db.em().count(OAuthGrant, { userId: u.userId }), 0);
-      await page.close();
+      await closePage(page);
     });
 
     reg('the consent page refuses to be framed by another site', async (t) => {
@@ -262,7 +263,7 @@ forEachDb(
       // Blocked by frame-ancestors: the frame holds Chromium's error document, not the page.
       const content = frame === undefined ? '' : await frame.content().catch(() => '');
       t.false(content.includes('payroute'), content.slice(0, 200));
-      await page.close();
+      await closePage(page);
     });
 
     reg('sign-out and the idle timeout end the session; a connector link from another site keeps it', async (t) => {
@@ -304,7 +305,7 @@ forEachDb(
       ]);
       t.is(wrong.status(), 401);
       t.regex(await page.locator('main').innerText(), /not valid/);
-      await page.close();
+      await closePage(page);
     });
 
     reg(
@@ -344,7 +345,7 @@ forEachDb(
         // verification_uri_complete fills the code in.
         await page.goto(started.verification_uri_complete?.replace(ISSUER, f.s.proxyUrl) ?? '');
         t.is(await page.getByLabel('Code').inputValue(), started.user_code);
-        await page.close();
+        await closePage(page);
       },
     );
   },

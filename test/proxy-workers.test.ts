@@ -1,9 +1,12 @@
 // PROXY_WORKERS=N (README "Running several proxies"): one supervisor, N workers sharing its port. The cap holds
-// exactly across the workers, a worker that dies is replaced, and SIGTERM stops the whole tree with exit 0.
-import { readFileSync } from 'node:fs';
+// exactly across the workers, a worker that dies is replaced, and SIGTERM stops the whole tree with exit 0. Under
+// paid load with a worker killed: test/proxy-workers-kill.test.ts; starting under CPU load:
+// test/proxy-workers-start.test.ts.
 import test from 'ava';
 import { apiClient } from './support/http.js';
 import { forEachDb } from './support/matrix.js';
+import { freePort } from './support/ports.js';
+import { childrenOf, until, within } from './support/processes.js';
 import {
   type Merchants,
   PAID_ENV,
@@ -25,20 +28,6 @@ test.before(async () => {
 test.after.always(async () => {
   await m?.close();
 });
-
-/** The process ids a process has started (Linux: its main thread's children list). */
-function childrenOf(pid: number): number[] {
-  const text = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim();
-  return text === '' ? [] : text.split(/\s+/).map(Number);
-}
-
-async function until(what: string, check: () => boolean): Promise<void> {
-  for (let i = 0; i < 1200; i += 1) {
-    if (check()) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 forEachDb(({ kind, stack, test }) => {
   test('two workers: exact cap across them, a dead worker replaced, SIGTERM stops the tree with exit 0', async (t) => {
@@ -73,11 +62,77 @@ forEachDb(({ kind, stack, test }) => {
       const now = childrenOf(pid);
       return now.length === 2 && !now.includes(victim);
     });
-    t.is((await fetch(`${proxy.url}/healthz`)).status, 200);
+    t.is((await fetch(`${proxy.url}/healthz`, { signal: AbortSignal.timeout(30_000) })).status, 200);
 
     const replaced = childrenOf(pid);
     proxy.child.kill('SIGTERM');
-    t.deepEqual(await proxy.exited, { code: 0, signal: null });
+    t.deepEqual(await within('the proxy stopping', proxy.exited, 120_000), { code: 0, signal: null });
     for (const w of replaced) t.throws(() => process.kill(w, 0), undefined, `worker ${w} is gone`);
   });
+
+  // Readiness is announced for the proxy's port once every worker serves it, not for the first ports the workers
+  // listen on: each worker's metrics listener (PROXY_METRICS_PORT) listens before its proxy server.
+  if (kind === 'sqlite') {
+    test('two workers with a metrics port: the readiness line names the proxy port, which serves', async (t) => {
+      const metricsPort = await freePort();
+      const proxy = await stack().spawn('proxy', {
+        PROXY_WORKERS: '2',
+        PROXY_METRICS_PORT: String(metricsPort),
+        METRICS_TOKEN: 'workers-metrics-port-token',
+      });
+      t.teardown(() => proxy.stop());
+      t.not(new URL(proxy.url).port, String(metricsPort));
+      const r = await fetch(`${proxy.url}/healthz`, { signal: AbortSignal.timeout(30_000) });
+      t.deepEqual([r.status, await r.json()], [200, { status: 'ok', service: 'proxy' }]);
+      const metrics = await fetch(`http://127.0.0.1:${metricsPort}/metrics`, {
+        headers: { authorization: 'Bearer workers-metrics-port-token' },
+        signal: AbortSignal.timeout(30_000),
+      });
+      t.is(metrics.status, 200);
+      t.regex(await metrics.text(), /worker="[01]"/);
+    });
+
+    // The image's entry point takes its role word off argv before it loads the proxy: the workers must still run
+    // the proxy (they re-ran the entry point with no role, printed its usage and exited, in a loop).
+    test('two workers started as the container image starts the proxy: both serve, SIGTERM stops them with exit 0', async (t) => {
+      const proxy = await stack().spawn('image-proxy', { PROXY_WORKERS: '2' });
+      t.teardown(() => proxy.stop());
+      t.is(childrenOf(proxy.child.pid ?? -1).length, 2);
+      const r = await fetch(`${proxy.url}/healthz`, { signal: AbortSignal.timeout(30_000) });
+      t.is(r.status, 200);
+      t.deepEqual(
+        proxy
+          .stderr()
+          .split('\n')
+          .filter((l) => l.includes('proxy worker exited')),
+        [],
+        proxy.stderr(),
+      );
+      proxy.child.kill('SIGTERM');
+      t.deepEqual(await within('the proxy stopping', proxy.exited, 120_000), { code: 0, signal: null }, proxy.stderr());
+    });
+
+    test('workers that keep dying stop the proxy with exit 1: a crash loop is a failure the process manager sees', async (t) => {
+      const proxy = await stack().spawn('proxy', { PROXY_WORKERS: '2' });
+      t.teardown(() => proxy.stop());
+      const pid = proxy.child.pid ?? -1;
+      // Six deaths within the minute (the bound is five): each time a worker is killed as soon as it exists.
+      const killed: number[] = [];
+      for (let i = 0; i < 6; i += 1) {
+        let victim: number | undefined;
+        await until('a worker to kill', () => {
+          victim = childrenOf(pid).find((w) => !killed.includes(w));
+          return victim !== undefined;
+        });
+        process.kill(victim ?? -1, 'SIGKILL');
+        killed.push(victim ?? -1);
+      }
+      t.deepEqual(
+        await within('the proxy giving up', proxy.exited, 120_000),
+        { code: 1, signal: null },
+        proxy.stderr(),
+      );
+      t.regex(proxy.stderr(), /proxy workers keep exiting; stopping/);
+    });
+  }
 }, PAID_ENV);

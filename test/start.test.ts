@@ -194,6 +194,59 @@ test('settings come from ./.env (as .env.example says); relative paths mean the 
   }
 });
 
+test('npm start: the reader of its output going away (a log collector restarted, `| head`) stops nothing', async (t) => {
+  const cwd = mkdtempSync(join(tmpdir(), 'payroute-start-pipe-'));
+  const [adminPort, proxyPort] = [await freePort(), await freePort()];
+  const launcher = launch(cwd, cleanEnv({ ADMIN_PORT: String(adminPort), PROXY_PORT: String(proxyPort) }));
+  try {
+    // Like `| head -1`: the first readiness line is read, then the pipe is closed. The other one is written (and
+    // relayed by the launcher) into a pipe nobody reads: EPIPE.
+    const deadline = Date.now() + 120_000;
+    while (!launcher.lines.some((l) => /^\[(admin|proxy)\] \{"ready"/.test(l)) && Date.now() < deadline) {
+      if (launcher.child.exitCode !== null) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    launcher.child.stdout?.destroy();
+    const adminUrl = `http://127.0.0.1:${adminPort}`;
+    const proxyUrl = `http://127.0.0.1:${proxyPort}`;
+    // Both serve, so both readiness lines were written (a server writes it as it starts listening); the launcher
+    // relays the second before its children are done stopping below, and it must not die of it.
+    await Promise.all([waitHealthy(adminUrl, launcher), waitHealthy(proxyUrl, launcher)]);
+    await stopAndCheck(t, launcher, [adminUrl, proxyUrl]);
+  } finally {
+    if (launcher.child.exitCode === null) launcher.child.kill('SIGKILL');
+    rmSync(cwd, { recursive: true, force: true });
+  }
+});
+
+test('npm start: a process that exits on its own stops the other, and the launcher exits non-zero even for its code 0', async (t) => {
+  const cwd = mkdtempSync(join(tmpdir(), 'payroute-start-child-'));
+  const [adminPort, proxyPort] = [await freePort(), await freePort()];
+  const launcher = launch(cwd, cleanEnv({ ADMIN_PORT: String(adminPort), PROXY_PORT: String(proxyPort) }));
+  try {
+    const adminUrl = `http://127.0.0.1:${adminPort}`;
+    const proxyUrl = `http://127.0.0.1:${proxyPort}`;
+    await Promise.all([waitHealthy(adminUrl, launcher), waitHealthy(proxyUrl, launcher)]);
+    const pids = childPids(launcher.lines);
+    t.is(pids.length, 2, launcher.lines.join('\n'));
+    // The admin process alone is stopped (it drains and exits 0): the service is down, which a process manager
+    // that restarts on failure must see.
+    const admin = pids.find((pid) =>
+      launcher.lines.some((l) => l.startsWith('[admin] {') && l.includes(`"pid":${pid}`)),
+    );
+    t.not(admin, undefined);
+    process.kill(admin ?? -1, 'SIGTERM');
+    const timeout = new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), STOP_LIMIT_MS).unref());
+    t.deepEqual(await Promise.race([launcher.exited, timeout]), { code: 1, signal: null }, launcher.lines.join('\n'));
+    t.true(launcher.lines.includes('[start] admin exited (0); stopping'), launcher.lines.join('\n'));
+    for (const pid of pids) t.false(alive(pid), `child ${pid} exited`);
+  } finally {
+    if (launcher.child.exitCode === null) launcher.child.kill('SIGKILL');
+    for (const pid of childPids(launcher.lines)) if (alive(pid)) process.kill(pid, 'SIGKILL');
+    rmSync(cwd, { recursive: true, force: true });
+  }
+});
+
 /** Every process below `root` now (children, their children, ...), from `ps`. */
 function descendants(root: number): number[] {
   const children = new Map<number, number[]>();

@@ -1,15 +1,20 @@
 // `npm start`: applies pending migrations, then runs the admin and proxy processes with prefixed logs.
-// Ctrl-C or SIGTERM stops both, and so does the end of the process that started this one (npm); if either exits,
-// the other is stopped and the exit code is passed on.
+// Ctrl-C or SIGTERM stops both, and so does the end of the process that started this one (npm); if either exits on
+// its own, the other is stopped and this process exits non-zero (the child's code, or 1 for a code 0 or a signal):
+// a process manager that restarts on failure must see that the service went down.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { loadConfigOrExit } from '../../config/index.js';
+import { surviveBrokenPipes } from '../../shared/broken-pipes.js';
 import { createContextOrExit } from '../../shared/context.js';
 import { createLogger, logFormatOf } from '../../shared/log.js';
 import { whenParentGone } from '../../shared/shutdown.js';
 
+// The children's lines are relayed to this process's stdout and stderr: their reader going away (a log collector
+// restarted, `| head`) must not take the service down with it.
+surviveBrokenPipes();
 const config = loadConfigOrExit();
 const log = createLogger(config, 'start');
 // Refused here (exit 2, nothing started) when the secrets key does not open the data.
@@ -53,10 +58,19 @@ function run(name: string, entry: string): void {
     children.delete(name);
     if (!stopping) {
       process.stderr.write(`[start] ${name} exited (${signal ?? code}); stopping\n`);
-      stop(code ?? 1);
+      stop(code === null || code === 0 ? 1 : code);
     } else if (children.size === 0) {
       process.exit(process.exitCode ?? 0);
     }
+  });
+  // A child that could not be started at all (no 'exit' follows) is the same failure. Any other error of a child
+  // (a signal it could no longer receive) changes nothing, and must not end this process as an unheard 'error'.
+  child.on('error', (err) => {
+    if (child.pid !== undefined) return;
+    children.delete(name);
+    process.stderr.write(`[start] ${name} could not be started (${err.message}); stopping\n`);
+    if (!stopping) stop(1);
+    else if (children.size === 0) process.exit(process.exitCode ?? 1);
   });
 }
 

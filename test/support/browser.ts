@@ -54,6 +54,17 @@ export function newPage(context: BrowserContext): Promise<Page> {
   return within('opening a page', context.newPage(), LIFECYCLE_LIMIT_MS);
 }
 
+/**
+ * Closes a page once what it is loading has loaded. Playwright's page.close() has no timeout, and Chromium did not
+ * answer it when it came while a form's answer was still being committed as the page's document (a test that
+ * waited only for the response): the run then waited for ever. Waiting for the load first avoids that; the bound
+ * makes anything else of the kind fail the test, naming the wait.
+ */
+export async function closePage(page: Page): Promise<void> {
+  await page.waitForLoadState('load');
+  await within('closing a page', page.close(), LIFECYCLE_LIMIT_MS);
+}
+
 /** Closes the contexts and the browser, each within a bound; a Chromium that does not close is left to die with us. */
 export async function closeBrowser(
   browser: Browser | undefined,

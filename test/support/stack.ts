@@ -29,8 +29,11 @@ export interface Stack {
   readonly pids: { readonly admin: number; readonly proxy: number };
   /** Creates a user (as the CLI does) and an API client bound to its key, talking to the proxy. */
   user(email?: string): Promise<CreatedUser & { api: ApiClient }>;
-  /** Starts one more process of the given kind against the same database. */
-  spawn(kind: 'admin' | 'proxy', extraEnv?: Record<string, string>): Promise<Spawned>;
+  /**
+   * Starts one more process of the given kind against the same database; `image-proxy` is the proxy as the container
+   * image starts it (admin/cli/container.ts proxy).
+   */
+  spawn(kind: 'admin' | 'proxy' | 'image-proxy', extraEnv?: Record<string, string>): Promise<Spawned>;
   stop(): Promise<void>;
 }
 
@@ -40,28 +43,35 @@ export interface Spawned {
   readonly child: ChildProcess;
   /** Resolves with how the process ended (an exit code, or the signal that killed it). */
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** The last STDERR_KEPT characters it wrote to stderr (its log lines at the stack's LOG_LEVEL). */
+  stderr(): string;
   stop(): Promise<void>;
 }
 
 /** Bounds a start that fails: a loaded machine (CI with other jobs) can take far longer than an idle one. */
 const READY_LIMIT_MS = 120_000;
+const STDERR_KEPT = 64_000;
 
-function startProcess(entry: string, env: Record<string, string>): Promise<{ child: ChildProcess; port: number }> {
+function startProcess(
+  entry: string,
+  env: Record<string, string>,
+  args: readonly string[] = [],
+): Promise<{ child: ChildProcess; port: number; stderr: () => string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', entry], {
+    const child = spawn(process.execPath, ['--import', 'tsx', entry, ...args], {
       cwd: ROOT,
       env: { ...process.env, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stderr = '';
     child.stderr?.on('data', (d: Buffer) => {
-      stderr = (stderr + d.toString()).slice(-4000);
+      stderr = (stderr + d.toString()).slice(-STDERR_KEPT);
       // TEST_CHILD_STDERR=1 shows what the processes log (debugging a 5xx seen by a test).
       if (process.env.TEST_CHILD_STDERR === '1') process.stderr.write(d);
     });
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`${entry} did not become ready within ${READY_LIMIT_MS} ms:\n${stderr}`));
+      reject(new Error(`${entry} did not become ready within ${READY_LIMIT_MS} ms:\n${stderr.slice(-4000)}`));
     }, READY_LIMIT_MS);
     if (child.stdout === null) throw new Error('no stdout');
     createInterface({ input: child.stdout }).on('line', (line) => {
@@ -69,7 +79,7 @@ function startProcess(entry: string, env: Record<string, string>): Promise<{ chi
         const msg = JSON.parse(line) as { ready?: string; port?: number };
         if (msg.ready !== undefined && typeof msg.port === 'number') {
           clearTimeout(timer);
-          resolve({ child, port: msg.port });
+          resolve({ child, port: msg.port, stderr: () => stderr });
         }
       } catch {
         // not a readiness line
@@ -77,7 +87,7 @@ function startProcess(entry: string, env: Record<string, string>): Promise<{ chi
     });
     child.on('exit', (code) => {
       clearTimeout(timer);
-      reject(new Error(`${entry} exited with ${code}:\n${stderr}`));
+      reject(new Error(`${entry} exited with ${code}:\n${stderr.slice(-4000)}`));
     });
   });
 }
@@ -166,22 +176,37 @@ export async function startStack(
       return { ...u, api: apiClient(`${proxyUrl}/api/v1`, u.apiKey) };
     },
     async spawn(which, more = {}) {
-      const entry = which === 'admin' ? 'admin/server.ts' : 'proxy/server.ts';
-      const p = await startProcess(entry, {
-        ...env,
-        ADMIN_PORT: '0',
-        PROXY_PORT: '0',
-        ADMIN_URL: adminUrl,
-        PAYROUTE_SKIP_MIGRATE: '1',
-        ...more,
-      });
+      const [entry, ...args] =
+        which === 'admin'
+          ? ['admin/server.ts']
+          : which === 'proxy'
+            ? ['proxy/server.ts']
+            : ['admin/cli/container.ts', 'proxy'];
+      const p = await startProcess(
+        entry ?? '',
+        {
+          ...env,
+          ADMIN_PORT: '0',
+          PROXY_PORT: '0',
+          ADMIN_URL: adminUrl,
+          PAYROUTE_SKIP_MIGRATE: '1',
+          ...more,
+        },
+        args,
+      );
       children.push(p.child);
       const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
         if (p.child.exitCode !== null || p.child.signalCode !== null)
           resolve({ code: p.child.exitCode, signal: p.child.signalCode });
         else p.child.once('exit', (code, signal) => resolve({ code, signal }));
       });
-      return { url: `http://127.0.0.1:${p.port}`, child: p.child, exited, stop: () => stopProcess(p.child) };
+      return {
+        url: `http://127.0.0.1:${p.port}`,
+        child: p.child,
+        exited,
+        stderr: p.stderr,
+        stop: () => stopProcess(p.child),
+      };
     },
     async stop() {
       await Promise.all(children.map(stopProcess));
