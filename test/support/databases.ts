@@ -28,12 +28,23 @@ let pgUp: Promise<boolean> | undefined;
 
 export function postgresAvailable(): Promise<boolean> {
   pgUp ??= (async () => {
-    const c = new pg.Client({ connectionString: PG_ADMIN_URL, connectionTimeoutMillis: 3000, query_timeout: 30_000 });
-    try {
-      await c.connect();
-      await c.end();
-      return true;
-    } catch {
+    // A few tries with a generous bound: on a loaded machine (CI, another file loading the CPU) a connection to a
+    // server that is up can take seconds, and a miss skips (or, in CI, fails) every PostgreSQL test of the file.
+    for (let attempt = 1; attempt <= 3; attempt += 1) {
+      const c = new pg.Client({
+        connectionString: PG_ADMIN_URL,
+        connectionTimeoutMillis: 10_000,
+        query_timeout: 30_000,
+      });
+      try {
+        await c.connect();
+        await c.end();
+        return true;
+      } catch {
+        await c.end().catch(() => undefined);
+      }
+    }
+    {
       if (process.env.CI === 'true')
         throw new Error(`PostgreSQL is required in CI and not reachable at ${PG_ADMIN_URL}`);
       process.stderr.write(`\n!!! PostgreSQL not reachable at ${PG_ADMIN_URL}: PostgreSQL tests are SKIPPED !!!\n\n`);
