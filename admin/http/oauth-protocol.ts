@@ -34,6 +34,7 @@ export const OAUTH_PROTOCOL: RouteProtocol = {
     const e = asProtocolError(err);
     if (e === undefined) return false;
     ctx.status = e.status;
+    for (const [name, value] of Object.entries(e.headers)) ctx.set(name, value);
     noStore(ctx);
     ctx.body = e.toBody();
     return true;

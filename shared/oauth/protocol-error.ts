@@ -2,7 +2,11 @@
 // body is `{ error, error_description }` (RFC 6749 §5.2), not the BCK envelope of the rest of the service. One class,
 // one factory per error code, as node-oidc-provider has one error type per OAuth error.
 
-/** Every error code these endpoints answer (RFC 6749 §5.2, RFC 8628 §3.5, RFC 7009 §2.2.1), once. */
+/**
+ * Every error code these endpoints answer (RFC 6749 §5.2, RFC 8628 §3.5, RFC 7009 §2.2.1), once; and
+ * `temporarily_unavailable` (RFC 6749 §4.1.2.1, registered in §11.4), the device authorization endpoint's refusal
+ * past its rate limits.
+ */
 export const PROTOCOL_ERROR_CODES = [
   'invalid_request',
   'invalid_client',
@@ -15,6 +19,7 @@ export const PROTOCOL_ERROR_CODES = [
   'slow_down',
   'access_denied',
   'expired_token',
+  'temporarily_unavailable',
 ] as const;
 
 export type ProtocolErrorCode = (typeof PROTOCOL_ERROR_CODES)[number];
@@ -23,8 +28,10 @@ export class OAuthProtocolError extends Error {
   constructor(
     readonly error: ProtocolErrorCode,
     readonly description: string,
-    /** 400, except invalid_client: 401 (RFC 6749 §5.2). */
+    /** 400, except invalid_client: 401 (RFC 6749 §5.2), and a rate limit's 429. */
     readonly status = 400,
+    /** Response headers the error needs (Retry-After of a 429). */
+    readonly headers: Readonly<Record<string, string>> = {},
   ) {
     super(description);
     this.name = 'OAuthProtocolError';
@@ -49,5 +56,14 @@ export const authorizationPending = () =>
 export const slowDown = (intervalSecs: number) =>
   new OAuthProtocolError('slow_down', `polling too fast: wait at least ${intervalSecs} seconds between requests`);
 export const accessDenied = () => new OAuthProtocolError('access_denied', 'the user denied the request');
+/**
+ * The device authorization endpoint past its rate limits (shared/oauth/device-rate-limit.ts): 429 with Retry-After
+ * (RFC 6585 §4). Not `slow_down`, which RFC 8628 §3.5 defines for polling the token endpoint (a client would add 5 s
+ * to a polling interval it does not have yet), nor `invalid_request`, which tells a client its request is wrong
+ * and not worth repeating: `temporarily_unavailable` is the registered OAuth error for "try again later", and an
+ * RFC 8628 client handles it as any error of §3.2's response, with the status and Retry-After to act on.
+ */
+export const temporarilyUnavailable = (d: string, retryAfterSecs: number) =>
+  new OAuthProtocolError('temporarily_unavailable', d, 429, { 'retry-after': String(retryAfterSecs) });
 export const expiredToken = () =>
   new OAuthProtocolError('expired_token', 'the device code has expired: start a new device authorization');
