@@ -73,6 +73,25 @@ export const ConfigSchema = z
     OAUTH_ACCESS_TOKEN_TTL_SECS: whole.pipe(z.number().int().min(60).max(86_400)).default(900),
     /** The device flow's polling interval in seconds (RFC 8628 §3.2 `interval`); a faster poll is `slow_down`. Default 5. */
     OAUTH_DEVICE_POLL_INTERVAL_SECS: whole.pipe(z.number().int().min(1).max(60)).default(5),
+    /** Device authorizations (POST /oauth/device_authorization, RFC 8628 §3.1) one client address may start per
+     *  window (OAUTH_DEVICE_AUTH_WINDOW_SECS); past it, 429 with Retry-After. An IPv6 address counts by its /64. The
+     *  address is the proxy's TCP peer (see TRUSTED_PROXY_HOPS). Counted in the database: the limit holds across
+     *  every process. Default 30: with the default window (a device code's 600 s life) a household or office
+     *  behind one address holds at most 30 live codes, far more than people starting a connector at once. */
+    OAUTH_DEVICE_AUTH_LIMIT_PER_ADDRESS: whole.pipe(z.number().int().min(1).max(1_000_000)).default(30),
+    /** Device authorizations one client (connector) may start per window, from all addresses together. It bounds the
+     *  device codes an attacker with many addresses can make a connector hold; it can also be used up by one, which
+     *  then blocks that connector's new device flows until the window ends: set it above the connector's real peak.
+     *  Default 600 (one a second, sustained for the whole window). */
+    OAUTH_DEVICE_AUTH_LIMIT_PER_CLIENT: whole.pipe(z.number().int().min(1).max(1_000_000)).default(600),
+    /** The fixed window of both device authorization limits, in seconds (1 to 86400). Default 600, a device code's
+     *  lifetime: the limits then bound the codes alive at once. */
+    OAUTH_DEVICE_AUTH_WINDOW_SECS: whole.pipe(z.number().int().min(1).max(86_400)).default(600),
+    /** Reverse proxies (TLS terminators, balancers) in front of the payroute proxy that append the client address to
+     *  X-Forwarded-For: the client address is then that header's entry this many from the right. Default 0: the
+     *  client address is the proxy's TCP peer and any X-Forwarded-For a client sends is ignored. Set it to the exact
+     *  number of hops you run: one too many lets a client choose its address. Used for the per-address limits. */
+    TRUSTED_PROXY_HOPS: whole.pipe(z.number().int().min(0).max(10)).default(0),
     /** The consent and device pages sign the human out after this many seconds without a request. Default 15 min. */
     OAUTH_PAGE_SESSION_IDLE_SECS: whole.pipe(z.number().int().min(60).max(86_400)).default(900),
     /** Lifetime of initialize proofs in seconds. Default 1 hour. */

@@ -4,6 +4,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Config } from '../config/index.js';
 import type { CredentialResolver } from '../shared/auth/credential-resolver.js';
+import { CLIENT_ADDRESS_HEADER } from '../shared/client-address.js';
 import { correlationId } from '../shared/correlation.js';
 import { AppError, asAppError } from '../shared/errors/app-error.js';
 import type { Logger } from '../shared/log.js';
@@ -26,6 +27,8 @@ export interface ProxyDeps {
   readonly admin: AdminForwarder;
   readonly credentials: CredentialResolver;
   readonly routes: RouteTable;
+  /** The CLIENT_ADDRESS_HEADER value vouching for a request's client address (shared/client-address.ts). */
+  readonly clientAddress: (req: IncomingMessage) => string;
 }
 
 /** The paymentId an error names (a duplicate requestId's original payment, a paid call that failed after paying). */
@@ -34,7 +37,7 @@ function paymentIdOf(err: AppError): string | undefined {
   return typeof id === 'string' ? id : undefined;
 }
 
-export function buildProxyHandler({ config, log, admin, credentials, routes }: ProxyDeps) {
+export function buildProxyHandler({ config, log, admin, credentials, routes, clientAddress }: ProxyDeps) {
   registerRouteTemplates(routes.routes().map((r) => r.path));
   const metricsAccess = mainPortAccess(config.METRICS_TOKEN);
 
@@ -144,6 +147,8 @@ export function buildProxyHandler({ config, log, admin, credentials, routes }: P
     // of it (an absolute-form target is sent on in origin-form, its path unchanged).
     const forwarded = target.originForm();
     if (forwarded !== req.url) req.url = forwarded;
+    // Set over whatever the client sent: only the proxy may tell the admin process where a request came from.
+    req.headers[CLIENT_ADDRESS_HEADER] = clientAddress(req);
     admin.forward(req, res, {
       onError(err) {
         log.warn({ err: err.message, correlationId: id }, 'admin forward failed');

@@ -11,6 +11,7 @@ import { createDelegationSnapshots } from '../shared/router/delegation-snapshot.
 import { createWalletKeyCache } from '../shared/router/wallet-keys.js';
 import { createDigestSigner } from '../shared/protocols/digest-signer.js';
 import { createUpstream } from '../shared/upstream/index.js';
+import { clientAddressOf, stampClientAddress } from '../shared/client-address.js';
 import { createContextOrExit } from '../shared/context.js';
 import { settlementOf } from '../shared/settlement/backend.js';
 import { clientErrorHandler, connectionsCheckingIntervalMs } from '../shared/errors/client-error.js';
@@ -72,7 +73,21 @@ export async function serveProxy(config: Config, log: Logger, announce: boolean)
   );
   const server = createServer(
     { connectionsCheckingInterval: connectionsCheckingIntervalMs(config.HEADERS_TIMEOUT_MS) },
-    tracked(lifecycle, buildProxyHandler({ config, log, admin, credentials, routes })),
+    tracked(
+      lifecycle,
+      buildProxyHandler({
+        config,
+        log,
+        admin,
+        credentials,
+        routes,
+        clientAddress: (req) =>
+          stampClientAddress(
+            ctx.box,
+            clientAddressOf(req.socket.remoteAddress, req.headers['x-forwarded-for'], config.TRUSTED_PROXY_HOPS),
+          ),
+      }),
+    ),
   );
   server.keepAliveTimeout = 65_000;
   // A request head must arrive within HEADERS_TIMEOUT_MS of connecting (else 408 with the envelope, from the

@@ -1,11 +1,12 @@
 // Concurrency of the commerce route (POST /api/v1/router/commerce/route): a connector's parallel calls against its
 // grant's cap, through TWO proxy processes on one PostgreSQL (one proxy on SQLite); parallel duplicates of one
-// requestId in the grant's scope; a revocation of the binding in the middle of a burst; and the per-user
-// in-flight limit, shared by the user's API key and every grant of theirs.
+// requestId in the grant's scope; a revocation of the binding, and the operator's disable of the connector, in the
+// middle of a burst; and the per-user in-flight limit, shared by the user's API key and every grant of theirs.
 //
 // Nothing here measures time: the burst and the slots wait on what the merchants and the database report.
-import test from 'ava';
-import { RouterPayment } from '../shared/db/entities/index.js';
+import test, { type ExecutionContext } from 'ava';
+import { OAuthGrant, RouterPayment } from '../shared/db/entities/index.js';
+import { disableClient } from '../shared/oauth/clients.js';
 import { forEachDb } from './support/matrix.js';
 import { type GrantToken, codeGrant, connector, deviceGrant } from './support/oauth.js';
 import {
@@ -176,18 +177,26 @@ forEachDb(
       t.is((await delegationRow(s, keyDelegation)).amountSpentCents, 2n);
     });
 
-    test('revocation mid-burst: no payment of the grant is created after the revoke returned; every call started after it is refused', async (t) => {
+    /**
+     * Runs a burst of the grant's paid calls from 6 workers over the proxies, ends the grant with `end` once the burst
+     * pays, and checks that nothing of the grant was paid after `end` returned, that every call started after it was
+     * refused, and that each worker was at last refused outright (401: no cache held the grant any more).
+     */
+    async function endMidBurst(
+      t: ExecutionContext,
+      u: Awaited<ReturnType<typeof fundedUser>>,
+      g: GrantToken,
+      end: () => Promise<void>,
+    ) {
       const s = stack();
-      const u = await fundedUser();
-      const g = await codeGrant(s, u, { spending_limit_cents: 100_000 });
       const clients = await clientsOf(g);
       const url = m.v2.url + m.v2.paidPath;
       const WORKERS = 6;
-      let revokedAt: number | undefined;
+      let endedAt: number | undefined;
       let stop = false;
       const calls: { started: number; r: ApiResponse<any> }[] = [];
-      const afterRevoke = new Array<number>(WORKERS).fill(0);
-      /** Whether each worker has met 401 yet: once the proxies' 1 s caches let go of the revoked grant. */
+      const afterEnd = new Array<number>(WORKERS).fill(0);
+      /** Whether each worker has met 401 yet: once the proxies' 1 s caches let go of the ended grant. */
       const unauthorized = new Array<boolean>(WORKERS).fill(false);
       const workers = Array.from({ length: WORKERS }, async (_, w) => {
         const api = clients[w % clients.length] as ApiClient;
@@ -195,33 +204,29 @@ forEachDb(
           const started = Date.now();
           const r = await api.post(ROUTE, { requestId: rid(`burst${w}`), url });
           calls.push({ started, r });
-          if (revokedAt !== undefined && started > revokedAt) afterRevoke[w] = (afterRevoke[w] ?? 0) + 1;
+          if (endedAt !== undefined && started > endedAt) afterEnd[w] = (afterEnd[w] ?? 0) + 1;
           if (r.status === 401) unauthorized[w] = true;
         }
       });
-      // Revoke once the burst is paying.
+      // End the grant once the burst is paying.
       t.true(await until(async () => (await grantRows(g.grantId)).length >= 5), 'the burst paid');
-      const rv = await fetch(`${s.proxyUrl}/oauth/bindings/${g.grantId}/revoke`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${u.apiKey}` },
-      });
-      revokedAt = Date.now();
-      t.is(rv.status, 204);
-      // Every worker makes three calls that start after the revoke returned and goes on until its token is refused
+      await end();
+      endedAt = Date.now();
+      // Every worker makes three calls that start after the end returned and goes on until its token is refused
       // outright (401: the grant is no longer held by any cache); then the burst stops.
       t.true(
-        await until(() => afterRevoke.every((x) => x >= 3) && unauthorized.every(Boolean)),
-        'calls were made after the revoke',
+        await until(() => afterEnd.every((x) => x >= 3) && unauthorized.every(Boolean)),
+        'calls were made after the end',
       );
       stop = true;
       await Promise.all(workers);
-      const at = revokedAt;
+      const at = endedAt;
 
       const rows = await grantRows(g.grantId);
       t.deepEqual(
         rows.filter((r) => r.createdAt.getTime() > at).map((r) => `${r.id} ${r.createdAt.toISOString()}`),
         [],
-        `no row created after the revoke returned (${new Date(at).toISOString()})`,
+        `no row created after the end returned (${new Date(at).toISOString()})`,
       );
       const isRefusal = (r: ApiResponse<any>) =>
         (r.status === 401 && r.body.code === 'BCK.AUTH.0001') ||
@@ -231,9 +236,9 @@ forEachDb(
       t.deepEqual(
         late.filter((c) => !isRefusal(c.r)).map((c) => `${c.r.status} ${c.r.text}`),
         [],
-        'every call started after the revoke is refused',
+        'every call started after the end is refused',
       );
-      // Every answer of the burst is a payment or a refusal of the revoked grant; the paid ones are its rows.
+      // Every answer of the burst is a payment or a refusal of the ended grant; the paid ones are its rows.
       t.deepEqual(
         calls.filter((c) => !(c.r.status === 200 && c.r.body.paid === true) && !isRefusal(c.r)).map((c) => c.r.text),
         [],
@@ -250,6 +255,33 @@ forEachDb(
       t.log(
         `${calls.length} calls: ${paid.length} paid, ${calls.filter((c) => c.r.status === 402).length} x 402, ${calls.filter((c) => c.r.status === 401).length} x 401`,
       );
+    }
+
+    test('revocation mid-burst: no payment of the grant is created after the revoke returned; every call started after it is refused', async (t) => {
+      const s = stack();
+      const u = await fundedUser();
+      const g = await codeGrant(s, u, { spending_limit_cents: 100_000 });
+      await endMidBurst(t, u, g, async () => {
+        const rv = await fetch(`${s.proxyUrl}/oauth/bindings/${g.grantId}/revoke`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${u.apiKey}` },
+        });
+        t.is(rv.status, 204);
+      });
+    });
+
+    test("client disabled mid-burst: no payment of the client's grant is created after the disable returned; every call started after it is refused", async (t) => {
+      const s = stack();
+      const u = await fundedUser();
+      const g = await codeGrant(s, u, { spending_limit_cents: 100_000 });
+      await endMidBurst(t, u, g, async () => {
+        // What `npm run cli -- oauth-clients disable` runs, from this process (another one than the proxies').
+        t.like(await disableClient(s.ctx, g.clientId), { disabled: true, grantsRevoked: 1 });
+      });
+      t.like(await s.ctx.db.em().findOneOrFail(OAuthGrant, { id: g.grantId }), {
+        status: 'Revoked',
+        revokedReason: 'client_disabled',
+      });
     });
   },
   RACE_ENV,

@@ -7,7 +7,7 @@ import { sha256Hex } from '../shared/crypto/hashing.js';
 import { postgresqlMigrations } from '../shared/db/migrations/postgresql/index.js';
 import { sqliteMigrations } from '../shared/db/migrations/sqlite/index.js';
 import { type Db, openDb } from '../shared/db/orm.js';
-import { emSql } from '../shared/db/sql.js';
+import { emSql, timestamp } from '../shared/db/sql.js';
 import { DB_KINDS, type DbKind, createTestDatabase, postgresAvailable } from './support/databases.js';
 import { insertDelegationRow, insertPaymentRow, insertPermissionRow } from './support/status-rows.js';
 
@@ -129,6 +129,70 @@ for (const kind of DB_KINDS) {
           values.some((v) => signatures.some((sig) => v.includes(sig.slice(2)))),
           'no value holds a signature',
         );
+      } finally {
+        await m.drop();
+      }
+    },
+  );
+
+  register(
+    `[${kind}] oauth_disable_and_device_rate: grants of clients disabled before it are revoked, their delegations and refresh tokens with them`,
+    async (t) => {
+      const m = await migratedUpTo(kind, '_oauth_disable_and_device_rate');
+      try {
+        const sql = emSql(m.db.em(), kind);
+        const disabledAt = new Date(Date.now() - 3_600_000);
+        const client = (id: string, disabled: Date | null) =>
+          sql.run(
+            `insert into oauth_client (client_id, name, redirect_uris, verified, account_level, allowed_consent_types,
+               disabled_at, created_at, updated_at) values (?, ?, '[]', ?, ?, '["commerce"]', ?, ?, ?)`,
+            [id, id, 0, 0, disabled, disabledAt, disabledAt],
+          );
+        const grant = (id: string, clientId: string, status: string, reason: string | null) =>
+          sql.run(
+            `insert into oauth_grant (id, user_id, client_id, consent_type, delegation_id, status, revoked_at,
+               revoked_reason, created_at) values (?, 'u', ?, 'commerce', ?, ?, ?, ?, ?)`,
+            [id, clientId, `d-${id}`, status, status === 'Revoked' ? disabledAt : null, reason, disabledAt],
+          );
+        const refresh = (grantId: string) =>
+          sql.run(
+            `insert into oauth_refresh_token (token_hash, grant_id, client_id, expires_at, rotated_at, revoked_at,
+               created_at) values (?, ?, (select client_id from oauth_grant where id = ?), ?, null, null, ?)`,
+            [`h-${grantId}`, grantId, grantId, new Date(Date.now() + 86_400_000), disabledAt],
+          );
+        await client('off', disabledAt);
+        await client('on', null);
+        for (const [id, clientId, status, reason] of [
+          ['g-live', 'off', 'Active', null],
+          ['g-user', 'off', 'Revoked', 'user'],
+          ['g-other', 'on', 'Active', null],
+        ] as const) {
+          await grant(id, clientId, status, reason);
+          await insertDelegationRow(sql, `d-${id}`, status);
+          await refresh(id);
+        }
+        await m.rest();
+        const reasons = await sql.all('select id, status, revoked_reason from oauth_grant order by id');
+        t.deepEqual(reasons, [
+          { id: 'g-live', status: 'Revoked', revoked_reason: 'client_disabled' },
+          { id: 'g-other', status: 'Active', revoked_reason: null },
+          { id: 'g-user', status: 'Revoked', revoked_reason: 'user' },
+        ]);
+        t.deepEqual(await sql.all('select id, status from delegation order by id'), [
+          { id: 'd-g-live', status: 'Revoked' },
+          { id: 'd-g-other', status: 'Active' },
+          { id: 'd-g-user', status: 'Revoked' },
+        ]);
+        const revoked = await sql.all(
+          'select token_hash from oauth_refresh_token where revoked_at is not null order by token_hash',
+        );
+        t.deepEqual(
+          revoked.map((r) => r.token_hash),
+          ['h-g-live'],
+        );
+        // Revoked when the client was disabled.
+        const at = await sql.all(`select revoked_at from oauth_grant where id = 'g-live'`);
+        t.is(timestamp(at[0]?.revoked_at).getTime(), disabledAt.getTime());
       } finally {
         await m.drop();
       }

@@ -46,6 +46,7 @@ forEachDb(({ stack, test }) => {
       state: 'active',
       lastUsedAt: null,
       revokedAt: null,
+      revokedReason: null,
     });
     t.deepEqual(Object.keys(oldest ?? {}).sort(), [
       'amountSpentCents',
@@ -58,6 +59,7 @@ forEachDb(({ stack, test }) => {
       'delegationId',
       'lastUsedAt',
       'revokedAt',
+      'revokedReason',
       'spendingLimitCents',
       'state',
     ]);
@@ -92,13 +94,21 @@ forEachDb(({ stack, test }) => {
     t.is(after.body.error, 'invalid_grant');
     const relisted = await fetch(`${s.proxyUrl}/oauth/bindings`, { headers: { authorization: `Bearer ${u.apiKey}` } });
     const states = (
-      (await relisted.json()) as { bindings: { bindingId: string; state: string; revokedAt: string | null }[] }
+      (await relisted.json()) as {
+        bindings: { bindingId: string; state: string; revokedAt: string | null; revokedReason: string | null }[];
+      }
     ).bindings;
     const revokedOne = states.find((b) => b.bindingId === bindingId);
     t.is(revokedOne?.state, 'revoked');
+    t.is(revokedOne?.revokedReason, 'user');
     t.truthy(revokedOne?.revokedAt);
 
-    // A binding whose delegation expired or was spent reads so.
+    // A binding whose delegation expired, was spent or was revoked (by itself) reads so.
+    const fourth = await approve(s, u.apiKey, authorizeBody(c, p));
+    const row4 = await s.ctx.db.em().findOneOrFail(OAuthCode, { codeHash: sha256Hex(String(fourth.body.code)) });
+    const g4 = await s.ctx.db.em().findOneOrFail(OAuthGrant, { id: row4.grantId });
+    const revokedAt = new Date(Date.now() - 1000);
+    await s.ctx.db.em().nativeUpdate(Delegation, { id: g4.delegationId }, { status: 'Revoked', revokedAt });
     const third = await approve(s, u.apiKey, authorizeBody(c, p));
     const row = await s.ctx.db.em().findOneOrFail(OAuthCode, { codeHash: sha256Hex(String(third.body.code)) });
     const g3 = await s.ctx.db.em().findOneOrFail(OAuthGrant, { id: row.grantId });
@@ -108,13 +118,15 @@ forEachDb(({ stack, test }) => {
     await s.ctx.db.em().nativeUpdate(Delegation, { id: g2.delegationId }, { expiresAt: new Date(Date.now() - 1000) });
     const last = await fetch(`${s.proxyUrl}/oauth/bindings`, { headers: { authorization: `Bearer ${u.apiKey}` } });
     const byId = new Map(
-      ((await last.json()) as { bindings: { bindingId: string; state: string }[] }).bindings.map((b) => [
-        b.bindingId,
-        b.state,
-      ]),
+      (
+        (await last.json()) as {
+          bindings: { bindingId: string; state: string; revokedAt: string | null; revokedReason: string | null }[];
+        }
+      ).bindings.map((b) => [b.bindingId, [b.state, b.revokedReason, b.revokedAt]]),
     );
-    t.is(byId.get(g3.id), 'exhausted');
-    t.is(byId.get(g2.id), 'expired');
+    t.deepEqual(byId.get(g3.id), ['exhausted', null, null]);
+    t.deepEqual(byId.get(g2.id), ['expired', null, null]);
+    t.deepEqual(byId.get(g4.id), ['revoked', 'delegation_revoked', revokedAt.toISOString()]);
     // Paging: bad values are 400 in the envelope.
     const bad = await fetch(`${s.proxyUrl}/oauth/bindings?offset=1000`, {
       headers: { authorization: `Bearer ${u.apiKey}` },

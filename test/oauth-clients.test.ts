@@ -55,6 +55,7 @@ forEachDb(({ stack, test }) => {
     const disabled = await runCli(['oauth-clients', 'disable', clientId], env);
     t.is(disabled.code, 0, disabled.stdout);
     t.is(disabled.json.disabled, true);
+    t.is(disabled.json.grantsRevoked, 0);
 
     const listed = await runCli(['oauth-clients', 'list'], env);
     t.is(listed.code, 0);

@@ -5,6 +5,8 @@
 // and a set of refusals whose codes must be among the operation's `x-error-codes`. On SQLite and PostgreSQL.
 import { randomUUID } from 'node:crypto';
 import test from 'ava';
+import { OAuthDeviceRate } from '../shared/db/entities/index.js';
+import { createClient } from '../shared/oauth/clients.js';
 import { openApiPath } from '../shared/openapi/document.js';
 import { declaredRoutes } from './support/declared-routes.js';
 import { ENDPOINTS, type EndpointFixtures, type SampleRequest, endpointFixtures } from './support/endpoints.js';
@@ -158,6 +160,14 @@ forEachDb(
       const subscriber = f.subscriber.api.apiKey;
       const commerce = await f.commerceToken();
       const unknown = randomUUID();
+      const limited = await createClient(stack().ctx, { name: 'Limited', redirectUris: ['https://l.example/cb'] });
+      const em = stack().ctx.db.em();
+      em.create(OAuthDeviceRate, {
+        bucket: `client:${limited.clientId}`,
+        windowStartedAt: new Date(),
+        used: stack().ctx.config.OAUTH_DEVICE_AUTH_LIMIT_PER_CLIENT,
+      });
+      await em.flush();
       const cases: { call: Call; status: number; code?: string; oauthError?: string }[] = [
         {
           call: {
@@ -259,6 +269,17 @@ forEachDb(
           },
           status: 401,
           oauthError: 'invalid_client',
+        },
+        // A client whose device authorization window is used up: 429, the RFC 6749 body and Retry-After.
+        {
+          call: {
+            method: 'POST',
+            template: '/oauth/device_authorization',
+            headers: { 'content-type': 'application/x-www-form-urlencoded' },
+            body: new URLSearchParams({ client_id: limited.clientId, scope: 'commerce' }),
+          },
+          status: 429,
+          oauthError: 'temporarily_unavailable',
         },
         // The pages answer their errors as pages: a form without its CSRF token.
         {

@@ -163,3 +163,13 @@ test('processes starting together agree on one generated key (exclusive create)'
     rmSync(base, { recursive: true, force: true });
   }
 });
+
+test('mac: the same for every process of a deployment, another for another key or another purpose', (t) => {
+  const box = secretBox(KEY);
+  const mac = box.mac('client-address', '192.0.2.7');
+  t.regex(mac, /^[A-Za-z0-9_-]{43}$/);
+  t.is(secretBox(KEY).mac('client-address', '192.0.2.7'), mac);
+  t.not(secretBox(`${KEY}x`).mac('client-address', '192.0.2.7'), mac);
+  t.not(box.mac('another-purpose', '192.0.2.7'), mac);
+  t.not(box.mac('client-address', '192.0.2.8'), mac);
+});

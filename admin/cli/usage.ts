@@ -71,7 +71,9 @@ export const COMMAND_HELP = {
   'oauth-clients disable': {
     synopsis: 'oauth-clients disable CLIENT_ID',
     summary:
-      'Disables a client: unknown to every OAuth endpoint from then on. Prints the client as listed, disabled: true.',
+      'Disables a client: unknown to every OAuth endpoint from then on, and every grant it holds revoked with it\n' +
+      "(the grant's tokens and delegation: its access tokens stop at their next call). Prints the client as listed,\n" +
+      'disabled: true, and grantsRevoked: the number of grants it revoked. Running it again revokes any grant left.',
   },
   'secrets rotate': {
     synopsis: 'secrets rotate [--old-key-file FILE]      (or SECRETS_KEY_PREVIOUS; stop the service first)',

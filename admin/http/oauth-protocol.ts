@@ -16,7 +16,8 @@ export function noStore(ctx: AdminRouterContext): void {
 function asProtocolError(err: unknown): OAuthProtocolError | undefined {
   if (err instanceof OAuthProtocolError) return err;
   // A connector's OAuth library reads `error`; the envelope's would be the status text.
-  if (isDatabaseUnavailable(err)) return temporarilyUnavailable('the database is unavailable: retry');
+  if (isDatabaseUnavailable(err))
+    return temporarilyUnavailable('the database is unavailable: retry', 503, DATABASE_RETRY_AFTER_SECS);
   // Size and time limits stay the process's (408 / 413 close the connection): not the protocol's business.
   const status = err instanceof AppError ? err.httpStatus : (err as { status?: unknown }).status;
   if (status === 400 || status === 415) {
@@ -37,7 +38,7 @@ export const OAUTH_PROTOCOL: RouteProtocol = {
     const e = asProtocolError(err);
     if (e === undefined) return false;
     ctx.status = e.status;
-    if (e.status === 503) ctx.set('retry-after', String(DATABASE_RETRY_AFTER_SECS));
+    for (const [name, value] of Object.entries(e.headers)) ctx.set(name, value);
     noStore(ctx);
     ctx.body = e.toBody();
     return true;

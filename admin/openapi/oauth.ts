@@ -11,6 +11,7 @@ import { RefreshTokenBody } from '../../shared/oauth/grant-refresh-token.js';
 import { DEVICE_CODE_GRANT } from '../../shared/oauth/metadata.js';
 import { RevocationBody } from '../../shared/oauth/revocation.js';
 import { type Operations, empty, json } from '../../shared/openapi/operation.js';
+import { OAuthError } from '../../shared/openapi/responses/common.js';
 import {
   AuthorizationApproved,
   AuthorizationDenied,
@@ -130,10 +131,27 @@ export const OAUTH_OPERATIONS: Operations = {
   'POST /oauth/device_authorization': {
     summary: 'Start a device authorization',
     description:
-      'RFC 8628 §3.1: the connector gets a device code to poll with and a user code the human types at `verification_uri`. Terms default to 10.00 for a day.',
+      'RFC 8628 §3.1: the connector gets a device code to poll with and a user code the human types at `verification_uri`. Terms default to 10.00 for a day. Limited per client address (an IPv6 address by its /64) and per client in fixed windows (`OAUTH_DEVICE_AUTH_LIMIT_PER_ADDRESS`, `OAUTH_DEVICE_AUTH_LIMIT_PER_CLIENT`, `OAUTH_DEVICE_AUTH_WINDOW_SECS`), across every process: past either, 429 and nothing is stored.',
     tags: ['OAuth'],
     request: { body: DeviceAuthorizationBody, example: { client_id: CLIENT_ID, scope: 'commerce' } },
-    responses: { 200: json('The codes.', DeviceAuthorization) },
+    responses: {
+      200: json('The codes.', DeviceAuthorization),
+      429: {
+        description:
+          'Too many device authorizations from this address or for this client in the current window: `temporarily_unavailable` (RFC 6749 §5.2 body); retry after `Retry-After` seconds.',
+        content: [
+          {
+            type: 'application/json',
+            schema: OAuthError,
+            example: {
+              error: 'temporarily_unavailable',
+              error_description: 'too many device authorizations from this address: try again in 412 seconds',
+            },
+          },
+        ],
+        headers: { 'retry-after': 'Seconds until the window that refused the request is over.' },
+      },
+    },
     codes: [],
   },
   'POST /oauth/revoke': {

@@ -19,6 +19,7 @@ import { revokeToken } from '../../shared/oauth/revocation.js';
 import { tokenRequest } from '../../shared/oauth/token-endpoint.js';
 import { line } from '../../shared/text.js';
 import type { AdminDeps } from '../deps.js';
+import { requestAddress } from '../http/client-address.js';
 import { OAUTH_PROTOCOL, noStore } from '../http/oauth-protocol.js';
 import { PageQuery } from '../http/pagination.js';
 import { type AdminRoute, get, post, speaking } from '../http/route.js';
@@ -69,7 +70,7 @@ export function oauthRoutes({ ctx, signer }: AdminDeps): AdminRoute[] {
     speaking(
       OAUTH_PROTOCOL,
       post('/oauth/device_authorization', PUBLIC, async (c) => {
-        const started = await startDeviceAuthorization(ctx, c.request.body);
+        const started = await startDeviceAuthorization(ctx, c.request.body, requestAddress(c, ctx.box));
         noStore(c);
         c.body = started;
       }),

@@ -1,4 +1,5 @@
-// Secrets at rest: AES-256-GCM under a key derived with HKDF-SHA256 from SECRETS_KEY.
+// Secrets at rest: AES-256-GCM under a key derived with HKDF-SHA256 from SECRETS_KEY; and MACs between the
+// processes of one deployment (which share SECRETS_KEY), each purpose under a key of its own.
 // Unset SECRETS_KEY (sandbox only): a random one is created once in DATA_DIR with an exclusive create, so
 // processes starting together agree on the same file.
 import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto';
@@ -17,6 +18,11 @@ export interface SecretBox {
    * started with another key is refused instead of serving 500s on every sealed read.
    */
   readonly keyCheck: string;
+  /**
+   * HMAC-SHA256 of `value` (base64url) under a key derived for `purpose` alone, so a MAC made for one purpose is
+   * never valid for another. Compare MACs with secretsEqual.
+   */
+  mac(purpose: string, value: string): string;
 }
 
 /**
@@ -38,8 +44,20 @@ function keyCheckOf(secretsKey: string): string {
 
 export function secretBox(secretsKey: string): SecretBox {
   const key = Buffer.from(hkdfSync('sha256', secretsKey, 'payroute', 'payroute/secrets/aes-256-gcm/v1', 32));
+  const macKeys = new Map<string, Buffer>();
+  const macKey = (purpose: string): Buffer => {
+    let k = macKeys.get(purpose);
+    if (k === undefined) {
+      k = Buffer.from(hkdfSync('sha256', secretsKey, 'payroute', `payroute/mac/${purpose}/v1`, 32));
+      macKeys.set(purpose, k);
+    }
+    return k;
+  };
   return {
     keyCheck: keyCheckOf(secretsKey),
+    mac(purpose, value) {
+      return createHmac('sha256', macKey(purpose)).update(value, 'utf8').digest('base64url');
+    },
     seal(plain) {
       const iv = randomBytes(12);
       const cipher = createCipheriv('aes-256-gcm', key, iv);

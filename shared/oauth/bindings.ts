@@ -1,7 +1,15 @@
 // A user's bindings: the grants they gave connectors, with the cap and spending of each grant's delegation.
-// Read and revoked only by their user (another user's binding is not found, 404).
+// Read and revoked only by their user (another user's binding is not found, 404). A revoked binding says why.
+import type { InferEntity } from '@mikro-orm/core';
 import { raw } from '@mikro-orm/sql';
-import { type ConsentType, Delegation, DelegationTransaction, OAuthClient, OAuthGrant } from '../db/entities/index.js';
+import {
+  type ConsentType,
+  Delegation,
+  DelegationTransaction,
+  GRANT_REVOKE_REASONS,
+  OAuthClient,
+  OAuthGrant,
+} from '../db/entities/index.js';
 import { timestamp } from '../db/sql.js';
 import type { ServiceContext } from '../context.js';
 import { AppError } from '../errors/app-error.js';
@@ -9,6 +17,15 @@ import { toWire } from '../money.js';
 import { revokeGrant } from './grants.js';
 
 export type BindingState = 'active' | 'expired' | 'exhausted' | 'revoked';
+
+/**
+ * Why a binding is revoked: the grant's own reason (`user`: its user revoked it; `revocation_endpoint`: the
+ * connector revoked a token of it; `code_replay`, `refresh_reuse`, `device_replay`: a credential of it was used twice,
+ * a sign it leaked; `client_disabled`: the operator disabled the connector), or `delegation_revoked` when the user
+ * revoked the grant's delegation itself (DELETE /delegation/{id}).
+ */
+export const BINDING_REVOKE_REASONS = [...GRANT_REVOKE_REASONS, 'delegation_revoked'] as const;
+export type BindingRevokeReason = (typeof BINDING_REVOKE_REASONS)[number];
 
 export interface Binding {
   readonly bindingId: string;
@@ -23,6 +40,8 @@ export interface Binding {
   readonly createdAt: string;
   readonly lastUsedAt: string | null;
   readonly revokedAt: string | null;
+  /** Null unless `state` is `revoked` (and for a revocation whose reason was not recorded). */
+  readonly revokedReason: BindingRevokeReason | null;
 }
 
 const iso = (d: Date | null | undefined): string | null => (d == null ? null : d.toISOString());
@@ -41,6 +60,27 @@ async function lastChargedAt(ctx: ServiceContext, delegationIds: readonly string
     .groupBy('delegationId')
     .execute<{ d: string; last: unknown }[]>('all', false);
   return new Map(rows.map((r) => [r.d, timestamp(r.last)]));
+}
+
+type GrantOf = Pick<InferEntity<typeof OAuthGrant>, 'status' | 'revokedAt' | 'revokedReason'>;
+type DelegationOf = Pick<InferEntity<typeof Delegation>, 'status' | 'revokedAt'>;
+type ClientOf = Pick<InferEntity<typeof OAuthClient>, 'disabledAt'>;
+
+/**
+ * Whether a binding is revoked, when and why; undefined while it is not. The grant's own revocation comes first;
+ * a grant still Active is revoked all the same when its delegation was revoked (or is gone), or when its client is
+ * disabled (a grant approved while the client was being disabled: no token of it is accepted, see liveGrant).
+ */
+function revocationOf(
+  g: GrantOf,
+  d: DelegationOf | undefined,
+  client: ClientOf | undefined,
+): { at: Date | null | undefined; reason: BindingRevokeReason | null } | undefined {
+  // A null reason: revoked by a version that did not record it (a migration's down() can leave that).
+  if (g.status === 'Revoked') return { at: g.revokedAt ?? d?.revokedAt, reason: g.revokedReason ?? null };
+  if (d === undefined || d.status === 'Revoked') return { at: d?.revokedAt, reason: 'delegation_revoked' };
+  if (client === undefined || client.disabledAt != null) return { at: client?.disabledAt, reason: 'client_disabled' };
+  return undefined;
 }
 
 export async function listBindings(
@@ -67,12 +107,14 @@ export async function listBindings(
   const now = ctx.now().getTime();
   const bindings = grants.map((g): Binding => {
     const d = delegations.get(g.delegationId);
+    const client = clients.get(g.clientId);
     const limit = d?.spendingLimitCents ?? 0n;
     const spent = d?.amountSpentCents ?? 0n;
+    const revoked = revocationOf(g, d, client);
     const state: BindingState =
-      g.status === 'Revoked' || d === undefined || d.status === 'Revoked'
+      revoked !== undefined
         ? 'revoked'
-        : d.expiresAt.getTime() <= now
+        : (d?.expiresAt.getTime() ?? 0) <= now
           ? 'expired'
           : spent >= limit
             ? 'exhausted'
@@ -80,7 +122,7 @@ export async function listBindings(
     return {
       bindingId: g.id,
       clientId: g.clientId,
-      connectorName: clients.get(g.clientId)?.name ?? '',
+      connectorName: client?.name ?? '',
       consentType: g.consentType,
       delegationId: g.delegationId,
       spendingLimitCents: toWire(limit),
@@ -89,7 +131,8 @@ export async function listBindings(
       state,
       createdAt: g.createdAt.toISOString(),
       lastUsedAt: iso(lastUsed.get(g.delegationId)),
-      revokedAt: iso(g.revokedAt ?? d?.revokedAt),
+      revokedAt: iso(revoked?.at),
+      revokedReason: revoked?.reason ?? null,
     };
   });
   return { bindings, total, page: q.page, offset: q.offset };

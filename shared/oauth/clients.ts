@@ -1,13 +1,14 @@
 // Registered OAuth clients (operator CLI: `oauth-clients create|list|update|disable`) and what the consent flow
 // may learn of one (`POST /oauth/connect/details`). A disabled client is unknown to every OAuth endpoint, as an
-// unregistered one: 400 BCK.OAUTH.0016.
+// unregistered one: 400 BCK.OAUTH.0016; and every grant it held is revoked with it.
 import type { InferEntity } from '@mikro-orm/core';
 import { z } from 'zod';
 import type { ServiceContext } from '../context.js';
 import { randomToken } from '../crypto/hashing.js';
-import { CONSENT_TYPES, type ConsentType, OAuthClient } from '../db/entities/index.js';
+import { CONSENT_TYPES, type ConsentType, OAuthClient, OAuthGrant } from '../db/entities/index.js';
 import { AppError } from '../errors/app-error.js';
 import { line } from '../text.js';
+import { revokeGrantsIn } from './grants.js';
 import { RedirectUri } from './redirect-uri.js';
 
 const ConsentTypes = z.array(z.enum(CONSENT_TYPES)).max(CONSENT_TYPES.length);
@@ -130,17 +131,31 @@ export async function updateClient(ctx: ServiceContext, clientId: string, input:
   return listedOf(row);
 }
 
-/** Disables a client for good: it is unknown to every OAuth endpoint from now on. Idempotent. */
+/**
+ * Disables a client for good, in ONE transaction with the revocation of every live grant of the client (each
+ * grant's refresh tokens and delegation with it, as a user's revocation does): its access tokens stop at their next
+ * use in every process, since each payment is a conditional UPDATE of the grant's delegation, which refuses a
+ * revoked one at once, and the grant check of a token (cached for at most API_KEY_CACHE_MS) refuses a revoked grant.
+ * Idempotent; disabling a disabled client revokes any grant of it still live (one approved while the client was
+ * being disabled, or left live by a version that did not revoke them).
+ */
 export async function disableClient(ctx: ServiceContext, clientId: string) {
-  const em = ctx.db.em();
-  const row = await em.findOne(OAuthClient, { clientId });
-  if (row === null) throw unknownClient(clientId);
-  if (row.disabledAt == null) {
-    row.disabledAt = ctx.now();
-    row.updatedAt = row.disabledAt;
-    await em.flush();
-  }
-  return listedOf(row);
+  const now = ctx.now();
+  const result = await ctx.db.em().transactional(async (em) => {
+    // A write first: on SQLite it takes the write lock before anything is read (see revokeGrantsIn).
+    await em.nativeUpdate(OAuthClient, { clientId, disabledAt: null }, { disabledAt: now, updatedAt: now });
+    const row = await em.findOne(OAuthClient, { clientId });
+    if (row === null) return undefined;
+    const live = await em.find(
+      OAuthGrant,
+      { clientId, status: 'Active' },
+      { fields: ['id', 'userId', 'delegationId'], orderBy: { id: 'asc' } },
+    );
+    const grantsRevoked = await revokeGrantsIn(em, live, 'client_disabled', now);
+    return { ...listedOf(row), grantsRevoked };
+  });
+  if (result === undefined) throw unknownClient(clientId);
+  return result;
 }
 
 /** An enabled client, or 400 BCK.OAUTH.0016. */

@@ -1,14 +1,17 @@
 // The device authorization request (RFC 8628 §3.1-3.2): a connector without a browser (a CLI, an agent on a
 // server) asks for consent; the human approves it on the device page with the user code. Both codes are stored
-// hashed. The terms are what the connector asks for: the human may lower the cap, never raise it.
+// hashed. The terms are what the connector asks for: the human may lower the cap, never raise it. The endpoint is
+// public, so how many codes one address and one client may start is limited (device-rate-limit.ts).
 import { z } from 'zod';
 import type { ServiceContext } from '../context.js';
 import { randomToken, sha256Hex } from '../crypto/hashing.js';
-import { CONSENT_TYPES, OAuthDeviceCode } from '../db/entities/index.js';
+import { addressBucket } from '../client-address.js';
+import { CONSENT_TYPES } from '../db/entities/index.js';
 import { isUniqueViolation } from '../db/sql.js';
 import { line } from '../text.js';
 import { ConsentCents, ConsentCurrency, ConsentDuration } from './consent.js';
-import { invalidScope } from './protocol-error.js';
+import { DeviceRateLimited, takeDeviceAuthorization } from './device-rate-limit.js';
+import { invalidScope, temporarilyUnavailable } from './protocol-error.js';
 import { parseTokenRequest, tokenClient } from './token-request.js';
 import { displayUserCode, newUserCode } from './user-code.js';
 
@@ -35,9 +38,15 @@ export interface DeviceAuthorizationResponse {
   readonly interval: number;
 }
 
+/**
+ * Starts a device authorization for a request from `address` (the client address: shared/client-address.ts). The
+ * code is stored in the transaction that takes it from the address's and the client's rate windows; past either,
+ * 429 temporarily_unavailable with Retry-After, and nothing is stored.
+ */
 export async function startDeviceAuthorization(
   ctx: ServiceContext,
   body: unknown,
+  address: string,
 ): Promise<DeviceAuthorizationResponse> {
   const req = parseTokenRequest(Body, body);
   const client = await tokenClient(ctx, req.client_id);
@@ -47,43 +56,62 @@ export async function startDeviceAuthorization(
   if (scope === 'account_access' && !(client.verified && client.accountLevel)) {
     throw invalidScope('account_access needs a verified, account-level client');
   }
-  const now = ctx.now();
+  const c = ctx.config;
+  const limits = {
+    perAddress: c.OAUTH_DEVICE_AUTH_LIMIT_PER_ADDRESS,
+    perClient: c.OAUTH_DEVICE_AUTH_LIMIT_PER_CLIENT,
+    windowSecs: c.OAUTH_DEVICE_AUTH_WINDOW_SECS,
+  };
+  const who = { addressBucket: addressBucket(address), clientId: client.clientId };
   const deviceCode = randomToken(32);
-  // A user code is unique among stored ones: on the (rare) collision, draw again.
+  // A user code is unique among stored ones: on the (rare) collision, draw again (the transaction, and the
+  // windows it took from, rolled back with it).
   for (let attempt = 0; ; attempt++) {
     const userCode = newUserCode();
+    const now = ctx.now();
     try {
-      const em = ctx.db.em();
-      em.create(OAuthDeviceCode, {
-        deviceCodeHash: sha256Hex(deviceCode),
-        userCodeHash: sha256Hex(userCode),
-        clientId: client.clientId,
-        consentType: scope,
-        spendingLimitCents: req.spending_limit_cents ?? DEFAULT_DEVICE_CENTS,
-        currency: req.currency,
-        durationSecs: req.duration_secs ?? DEFAULT_DEVICE_DURATION_SECS,
-        status: 'pending',
-        userId: null,
-        grantId: null,
-        intervalSecs: ctx.config.OAUTH_DEVICE_POLL_INTERVAL_SECS,
-        lastPolledAt: null,
-        expiresAt: new Date(now.getTime() + DEVICE_CODE_TTL_SECS * 1000),
-        createdAt: now,
+      await ctx.db.sql.transaction(async (tx) => {
+        await takeDeviceAuthorization(tx, who, limits, now);
+        await tx.run(
+          `insert into oauth_device_code (device_code_hash, user_code_hash, client_id, consent_type,
+             spending_limit_cents, currency, duration_secs, status, user_id, grant_id, interval_secs, last_polled_at,
+             expires_at, created_at)
+           values (?, ?, ?, ?, ?, ?, ?, 'pending', null, null, ?, null, ?, ?)`,
+          [
+            sha256Hex(deviceCode),
+            sha256Hex(userCode),
+            client.clientId,
+            scope,
+            req.spending_limit_cents ?? DEFAULT_DEVICE_CENTS,
+            req.currency,
+            req.duration_secs ?? DEFAULT_DEVICE_DURATION_SECS,
+            c.OAUTH_DEVICE_POLL_INTERVAL_SECS,
+            new Date(now.getTime() + DEVICE_CODE_TTL_SECS * 1000),
+            now,
+          ],
+        );
       });
-      await em.flush();
-      const shown = displayUserCode(userCode);
-      const page = `${ctx.config.webAppUrl}/device`;
-      return {
-        device_code: deviceCode,
-        user_code: shown,
-        verification_uri: page,
-        verification_uri_complete: `${page}?user_code=${encodeURIComponent(shown)}`,
-        expires_in: DEVICE_CODE_TTL_SECS,
-        interval: ctx.config.OAUTH_DEVICE_POLL_INTERVAL_SECS,
-      };
     } catch (err) {
+      if (err instanceof DeviceRateLimited) {
+        throw temporarilyUnavailable(
+          `too many device authorizations from this ${err.bucket}: try again in ${err.retryAfterSecs} seconds`,
+          429,
+          err.retryAfterSecs,
+        );
+      }
       if (!isUniqueViolation(err) || attempt >= 4) throw err;
+      continue;
     }
+    const shown = displayUserCode(userCode);
+    const page = `${c.webAppUrl}/device`;
+    return {
+      device_code: deviceCode,
+      user_code: shown,
+      verification_uri: page,
+      verification_uri_complete: `${page}?user_code=${encodeURIComponent(shown)}`,
+      expires_in: DEVICE_CODE_TTL_SECS,
+      interval: c.OAUTH_DEVICE_POLL_INTERVAL_SECS,
+    };
   }
 }
 

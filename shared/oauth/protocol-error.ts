@@ -2,7 +2,10 @@
 // body is `{ error, error_description }` (RFC 6749 §5.2), not the BCK envelope of the rest of the service. One class,
 // one factory per error code, as node-oidc-provider has one error type per OAuth error.
 
-/** Every error code these endpoints answer (RFC 6749 §5.2, RFC 8628 §3.5, RFC 7009 §2.2.1), once. */
+/**
+ * Every error code these endpoints answer (RFC 6749 §5.2, RFC 8628 §3.5, RFC 7009 §2.2.1), once; and
+ * `temporarily_unavailable` (RFC 6749 §4.1.2.1, registered in §11.4): a rate limit, or the database unavailable.
+ */
 export const PROTOCOL_ERROR_CODES = [
   'invalid_request',
   'invalid_client',
@@ -15,7 +18,6 @@ export const PROTOCOL_ERROR_CODES = [
   'slow_down',
   'access_denied',
   'expired_token',
-  // RFC 6749 §4.1.2.1's name for a server that cannot answer now; here with 503 and Retry-After (the database).
   'temporarily_unavailable',
 ] as const;
 
@@ -25,8 +27,10 @@ export class OAuthProtocolError extends Error {
   constructor(
     readonly error: ProtocolErrorCode,
     readonly description: string,
-    /** 400, except invalid_client: 401 (RFC 6749 §5.2). */
+    /** 400, except invalid_client: 401 (RFC 6749 §5.2), and a rate limit's 429. */
     readonly status = 400,
+    /** Response headers the error needs (Retry-After of a 429). */
+    readonly headers: Readonly<Record<string, string>> = {},
   ) {
     super(description);
     this.name = 'OAuthProtocolError';
@@ -51,6 +55,15 @@ export const authorizationPending = () =>
 export const slowDown = (intervalSecs: number) =>
   new OAuthProtocolError('slow_down', `polling too fast: wait at least ${intervalSecs} seconds between requests`);
 export const accessDenied = () => new OAuthProtocolError('access_denied', 'the user denied the request');
-export const temporarilyUnavailable = (d: string) => new OAuthProtocolError('temporarily_unavailable', d, 503);
+/**
+ * `temporarily_unavailable`, with the status and Retry-After to act on: the device authorization endpoint past its
+ * rate limits (shared/oauth/device-rate-limit.ts: 429, RFC 6585 §4), and any of these endpoints while the database
+ * is unavailable (503). Not `slow_down`, which RFC 8628 §3.5 defines for polling the token endpoint (a client would
+ * add 5 s to a polling interval it does not have yet), nor `invalid_request`, which tells a client its request is
+ * wrong and not worth repeating: `temporarily_unavailable` is the registered OAuth error for "try again later", and
+ * an RFC 8628 client handles it as any error of §3.2's response.
+ */
+export const temporarilyUnavailable = (d: string, status: 429 | 503, retryAfterSecs: number) =>
+  new OAuthProtocolError('temporarily_unavailable', d, status, { 'retry-after': String(retryAfterSecs) });
 export const expiredToken = () =>
   new OAuthProtocolError('expired_token', 'the device code has expired: start a new device authorization');

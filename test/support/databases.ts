@@ -44,12 +44,9 @@ export function postgresAvailable(): Promise<boolean> {
         await c.end().catch(() => undefined);
       }
     }
-    {
-      if (process.env.CI === 'true')
-        throw new Error(`PostgreSQL is required in CI and not reachable at ${PG_ADMIN_URL}`);
-      process.stderr.write(`\n!!! PostgreSQL not reachable at ${PG_ADMIN_URL}: PostgreSQL tests are SKIPPED !!!\n\n`);
-      return false;
-    }
+    if (process.env.CI === 'true') throw new Error(`PostgreSQL is required in CI and not reachable at ${PG_ADMIN_URL}`);
+    process.stderr.write(`\n!!! PostgreSQL not reachable at ${PG_ADMIN_URL}: PostgreSQL tests are SKIPPED !!!\n\n`);
+    return false;
   })();
   return pgUp;
 }

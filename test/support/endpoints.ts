@@ -139,7 +139,7 @@ const stringsOf = (o: Record<string, unknown>): Record<string, string> =>
 
 async function deviceRequest(f: EndpointFixtures): Promise<{ userCode: string }> {
   const c = await oauthClient(f);
-  const r = await startDeviceAuthorization(f.stack.ctx, { client_id: c.clientId, scope: 'commerce' });
+  const r = await startDeviceAuthorization(f.stack.ctx, { client_id: c.clientId, scope: 'commerce' }, '192.0.2.1');
   return { userCode: r.user_code };
 }
 

@@ -35,13 +35,17 @@ export const OAuthClient = defineEntity({
 /** What a grant row's status may hold; `expired` and `exhausted` follow from its delegation (shared/oauth/bindings.ts). */
 export const GRANT_STORED_STATUSES = ['Active', 'Revoked'] as const;
 
-/** Why a grant was revoked: by its user, or by the server on a sign that a credential leaked. */
+/**
+ * Why a grant was revoked: by its user, by the server on a sign that a credential leaked, or by the operator
+ * disabling its client (`oauth-clients disable` revokes every live grant of the client).
+ */
 export const GRANT_REVOKE_REASONS = [
   'user',
   'revocation_endpoint',
   'code_replay',
   'refresh_reuse',
   'device_replay',
+  'client_disabled',
 ] as const;
 export type GrantRevokeReason = (typeof GRANT_REVOKE_REASONS)[number];
 
@@ -53,7 +57,8 @@ export type GrantRevokeReason = (typeof GRANT_REVOKE_REASONS)[number];
 export const OAuthGrant = defineEntity({
   name: 'OAuthGrant',
   tableName: 'oauth_grant',
-  indexes: [{ properties: ['userId', 'createdAt'] }],
+  // By client: disabling a client revokes its live grants in the transaction that disables it.
+  indexes: [{ properties: ['userId', 'createdAt'] }, { properties: ['clientId', 'status'] }],
   properties: {
     id: p.string().primary(),
     userId: p.string(),
@@ -135,6 +140,21 @@ export const OAuthDeviceCode = defineEntity({
     lastPolledAt: p.datetime().nullable(),
     expiresAt: p.datetime(),
     createdAt: p.datetime(),
+  },
+});
+
+/**
+ * Device authorizations started in the current fixed window, per bucket: `address:<IPv4 or IPv6 /64>` and
+ * `client:<clientId>` (shared/oauth/device-rate-limit.ts). A bucket is taken by one upsert in the transaction that
+ * inserts the device code, so the limit holds across processes and a refused request leaves nothing behind.
+ */
+export const OAuthDeviceRate = defineEntity({
+  name: 'OAuthDeviceRate',
+  tableName: 'oauth_device_rate',
+  properties: {
+    bucket: p.string().primary(),
+    windowStartedAt: p.datetime(),
+    used: p.integer(),
   },
 });
 

@@ -1,7 +1,7 @@
 // What the discovery documents and the OAuth endpoints answer (shared/oauth, shared/keys).
 import { z } from 'zod';
 import { CONSENT_TYPES } from '../../db/entities/index.js';
-import type { Binding as BindingType } from '../../oauth/bindings.js';
+import { BINDING_REVOKE_REASONS, type Binding as BindingType } from '../../oauth/bindings.js';
 import type { ConnectDetails as ConnectDetailsType } from '../../oauth/clients.js';
 import type { DeviceAuthorizationResponse } from '../../oauth/device-authorization.js';
 import type { DeviceDetails as DeviceDetailsType } from '../../oauth/device-decision.js';
@@ -132,8 +132,10 @@ export const Binding = named(
     createdAt: Timestamp,
     lastUsedAt: Timestamp.nullable(),
     revokedAt: Timestamp.nullable(),
+    /** Why a revoked binding is revoked; null while it is not. */
+    revokedReason: z.enum(BINDING_REVOKE_REASONS).nullable(),
   }),
-  "A grant the user gave a connector, with its delegation's cap and spending.",
+  "A grant the user gave a connector, with its delegation's cap and spending; a revoked one says why (`revokedReason`: `user`, `revocation_endpoint`, `code_replay`, `refresh_reuse`, `device_replay`, `client_disabled` when the operator disabled the connector, `delegation_revoked` when the user revoked its delegation).",
 );
 
 export const BindingPage = named(

@@ -15,6 +15,7 @@ import { Migration20261124090000_commerce_payments } from './Migration2026112409
 import { Migration20261124100000_organizations } from './Migration20261124100000_organizations.js';
 import { Migration20261124110000_chain_settlement } from './Migration20261124110000_chain_settlement.js';
 import { Migration20261124120000_chain_orders } from './Migration20261124120000_chain_orders.js';
+import { Migration20261127100000_oauth_disable_and_device_rate } from './Migration20261127100000_oauth_disable_and_device_rate.js';
 import { Migration20261127110000_secrets_key_check } from './Migration20261127110000_secrets_key_check.js';
 
 export const postgresqlMigrations: MigrationObject[] = [
@@ -35,5 +36,9 @@ export const postgresqlMigrations: MigrationObject[] = [
   { name: 'Migration20261124100000_organizations', class: Migration20261124100000_organizations },
   { name: 'Migration20261124110000_chain_settlement', class: Migration20261124110000_chain_settlement },
   { name: 'Migration20261124120000_chain_orders', class: Migration20261124120000_chain_orders },
+  {
+    name: 'Migration20261127100000_oauth_disable_and_device_rate',
+    class: Migration20261127100000_oauth_disable_and_device_rate,
+  },
   { name: 'Migration20261127110000_secrets_key_check', class: Migration20261127110000_secrets_key_check },
 ];
