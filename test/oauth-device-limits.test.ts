@@ -12,6 +12,7 @@ import { sha256Hex } from '../shared/crypto/hashing.js';
 import { CLIENT_ADDRESS_HEADER, normalizeAddress, stampClientAddress } from '../shared/client-address.js';
 import { OAuthDeviceCode, OAuthDeviceRate } from '../shared/db/entities/index.js';
 import { startDeviceAuthorization } from '../shared/oauth/device-authorization.js';
+import { DeviceRateLimited, takeDeviceAuthorization } from '../shared/oauth/device-rate-limit.js';
 import { purgeOAuth } from '../shared/oauth/purge.js';
 import { forEachDb } from './support/matrix.js';
 import { connector } from './support/oauth.js';
@@ -215,6 +216,23 @@ forEachDb(
       t.is(await s.ctx.db.em().count(OAuthDeviceRate, { bucket: { $like: 'address:2001:db8:90:%' } }), PER_CLIENT);
       t.log(`${kind}: ${M} parallel, ${PER_ADDRESS} and ${PER_CLIENT} stored`);
       await second.stop();
+    });
+
+    test('a request whose clock read earlier than the parallel one that opened the window is told at most one window', async (t) => {
+      // Two processes' requests race for one bucket: the later-read clock opens the window while the earlier one
+      // waits on the row. Its Retry-After is never more than the window itself.
+      const s = stack();
+      const limits = { perAddress: 1, perClient: 100, windowSecs: 600 };
+      const who = { addressBucket: '198.51.100.77', clientId: await newClient() };
+      const opener = new Date();
+      await s.ctx.db.sql.transaction((tx) => takeDeviceAuthorization(tx, who, limits, opener));
+      const earlier = new Date(opener.getTime() - 1500);
+      const err = await t.throwsAsync(
+        s.ctx.db.sql.transaction((tx) => takeDeviceAuthorization(tx, who, limits, earlier)),
+        { instanceOf: DeviceRateLimited },
+      );
+      t.is(err?.bucket, 'address');
+      t.is(err?.retryAfterSecs, 600);
     });
 
     test('the purge: a never-used device code once expired, a polled one an hour later, a decided or redeemed one a day later; rate windows once over', async (t) => {

@@ -38,8 +38,10 @@ async function take(tx: SqlTx, bucket: string, limit: number, windowSecs: number
   const row = rows[0];
   if (row === undefined) throw new Error('device rate upsert returned no row');
   if (int64(row.used) <= BigInt(limit)) return null;
+  // The window may have been opened by a parallel request whose clock read a little later than ours (it held the
+  // row while we waited), so what is left can exceed the window by that much: never promise more than one window.
   const endsAt = timestamp(row.window_started_at).getTime() + windowSecs * 1000;
-  return Math.max(1, Math.ceil((endsAt - now.getTime()) / 1000));
+  return Math.min(windowSecs, Math.max(1, Math.ceil((endsAt - now.getTime()) / 1000)));
 }
 
 /**
