@@ -64,9 +64,9 @@ export function buildProxyHandler({ config, log, admin, credentials, routes, cli
     if (found.type === 'not-found' || !found.public) await credentials.resolve(req.headers.authorization);
     if (found.type === 'method-not-allowed') {
       res.setHeader('allow', found.allow.join(', '));
-      throw new AppError('BCK.HTTP.0405', `${method} is not allowed on ${path}`);
+      throw new AppError('BCK.HTTP.0405', { details: `${method} is not allowed on ${path}` });
     }
-    throw new AppError('BCK.HTTP.0404', `no route for ${method} ${path}`);
+    throw new AppError('BCK.HTTP.0404', { details: `no route for ${method} ${path}` });
   }
 
   /** One request of the proxy's own routes, logged at info when it finished (never its headers or body). */
@@ -121,7 +121,7 @@ export function buildProxyHandler({ config, log, admin, credentials, routes, cli
     res.setHeader('x-correlation-id', id);
     const target = targetOf(req.url ?? '/');
     if (target === undefined) {
-      sendError(res, new AppError('BCK.HTTP.0400', 'malformed request target'), id, config.DOCS_URL);
+      sendError(res, new AppError('BCK.HTTP.0400', { details: 'malformed request target' }), id, config.DOCS_URL);
       return;
     }
     if (target.pathname === METRICS_PATH) {
@@ -140,7 +140,12 @@ export function buildProxyHandler({ config, log, admin, credentials, routes, cli
     const declared = Number(req.headers['content-length'] ?? '0');
     // The 413 closes the connection (proxy/respond.ts writeHead).
     if (Number.isFinite(declared) && declared > config.BODY_LIMIT_BYTES) {
-      sendError(res, new AppError('BCK.HTTP.0413', 'request body exceeds the size limit'), id, config.DOCS_URL);
+      sendError(
+        res,
+        new AppError('BCK.HTTP.0413', { details: 'request body exceeds the size limit' }),
+        id,
+        config.DOCS_URL,
+      );
       return;
     }
     // The admin process routes on the path as sent, as this process decided on it: never a URL parser's reading
@@ -152,13 +157,21 @@ export function buildProxyHandler({ config, log, admin, credentials, routes, cli
     admin.forward(req, res, {
       onError(err) {
         log.warn({ err: err.message, correlationId: id }, 'admin forward failed');
-        sendError(res, new AppError('BCK.HTTP.0502', 'the admin process did not answer'), id, config.DOCS_URL);
+        sendError(
+          res,
+          new AppError('BCK.HTTP.0502', { details: 'the admin process did not answer' }),
+          id,
+          config.DOCS_URL,
+        );
       },
       onBodyTimeout(timeoutMs) {
         // As the admin process answers a stalled body on its own port (RFC 9110 §15.5.9), the connection closed
         // (proxy/respond.ts writeHead).
-        const err = new AppError('BCK.HTTP.0408', `the request body did not arrive within ${timeoutMs} ms`, {
-          timeoutMs,
+        const err = new AppError('BCK.HTTP.0408', {
+          details: `the request body did not arrive within ${timeoutMs} ms`,
+          params: {
+            timeoutMs,
+          },
         });
         sendError(res, err, id, config.DOCS_URL);
       },

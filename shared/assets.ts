@@ -2,6 +2,7 @@
 // EIP-712 domain names differ by chain (each token contract's own `name()`/`version()`): keep them beside the addresses.
 import { getAddress } from 'viem';
 import type { Config } from '../config/index.js';
+import { InvariantError } from './errors/invariant.js';
 
 export interface Asset {
   readonly symbol: 'USDC' | 'EURC';
@@ -60,6 +61,6 @@ export const NETWORKS: Record<Config['ENVIRONMENT'], Network> = {
 
 export function usdcOf(environment: Config['ENVIRONMENT']): Asset {
   const usdc = NETWORKS[environment].assets.find((a) => a.symbol === 'USDC');
-  if (usdc === undefined) throw new Error('USDC missing from the asset table');
+  if (usdc === undefined) throw new InvariantError('USDC missing from the asset table');
   return usdc;
 }

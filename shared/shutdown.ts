@@ -1,5 +1,6 @@
 import cluster from 'node:cluster';
 import { type Logger, exitWhenLogged } from './log.js';
+import { InvariantError } from './errors/invariant.js';
 
 /** How often a process whose parent may vanish without a signal checks that it is still there. */
 const PARENT_POLL_MS = 500;
@@ -27,7 +28,8 @@ const STARTING_PARENT = process.ppid;
  * the worker when its supervisor is gone, and which needs that channel to keep the worker alive (see onShutdown).
  */
 export function whenParentGone(onGone: () => void): void {
-  if (cluster.isWorker) throw new Error('whenParentGone is not for a cluster worker: node:cluster watches its parent');
+  if (cluster.isWorker)
+    throw new InvariantError('whenParentGone is not for a cluster worker: node:cluster watches its parent');
   let gone = false;
   const fire = (): void => {
     if (gone) return;

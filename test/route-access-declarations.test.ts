@@ -53,7 +53,7 @@ test('an accepts() route admits the kinds it names and hands over the resolved c
 });
 
 test('the resolver refusal (401) passes through unchanged', async (t) => {
-  const refusal = new AppError('BCK.AUTH.0001', 'missing Authorization header');
+  const refusal = new AppError('BCK.AUTH.0001', { details: 'missing Authorization header' });
   const err = await t.throwsAsync(API_KEY.authorize(resolverOf(refusal), undefined));
   t.is(err, refusal);
 });

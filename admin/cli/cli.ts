@@ -27,7 +27,7 @@ type Handler = (ctx: ServiceContext, opts: Options, args: string[]) => Promise<o
 
 function need(opts: Options, name: keyof typeof OPTIONS): string {
   const v = opts[name];
-  if (typeof v !== 'string' || v === '') throw new AppError('BCK.HTTP.0400', `--${name} is required`);
+  if (typeof v !== 'string' || v === '') throw new AppError('BCK.HTTP.0400', { details: `--${name} is required` });
   return v;
 }
 
@@ -57,15 +57,17 @@ function previousKey(ctx: ServiceContext, opts: Options): { key: string; from: s
   const file = opts['old-key-file'];
   const env = ctx.config.SECRETS_KEY_PREVIOUS;
   if (typeof file === 'string' && env !== undefined)
-    throw new AppError('BCK.HTTP.0400', 'give the previous key once: --old-key-file or SECRETS_KEY_PREVIOUS, not both');
+    throw new AppError('BCK.HTTP.0400', {
+      details: 'give the previous key once: --old-key-file or SECRETS_KEY_PREVIOUS, not both',
+    });
   if (env !== undefined) return { key: env, from: 'SECRETS_KEY_PREVIOUS' };
   if (typeof file !== 'string' || file === '')
-    throw new AppError(
-      'BCK.HTTP.0400',
-      'the previous key is needed: --old-key-file FILE (a file holding it, such as DATA_DIR/secrets.key) or SECRETS_KEY_PREVIOUS',
-    );
+    throw new AppError('BCK.HTTP.0400', {
+      details:
+        'the previous key is needed: --old-key-file FILE (a file holding it, such as DATA_DIR/secrets.key) or SECRETS_KEY_PREVIOUS',
+    });
   const read = readKeyFile(file);
-  if (!read.ok) throw new AppError('BCK.HTTP.0400', `--old-key-file: ${read.reason}`);
+  if (!read.ok) throw new AppError('BCK.HTTP.0400', { details: `--old-key-file: ${read.reason}` });
   return { key: read.key, from: '--old-key-file' };
 }
 
@@ -81,7 +83,7 @@ async function rotate(ctx: ServiceContext, opts: Options): Promise<object> {
       columns,
     };
   } catch (err) {
-    if (err instanceof RotationRefused) throw new AppError('BCK.HTTP.0400', err.message);
+    if (err instanceof RotationRefused) throw new AppError('BCK.HTTP.0400', { details: err.message });
     throw err;
   }
 }
@@ -108,27 +110,27 @@ const commands: Record<CommandName, Handler> = {
   migrate: async () => ({ migrated: true }),
   'wallets balance': (ctx, o) => {
     const address = z.object({ a: EvmAddress }).safeParse({ a: need(o, 'address') });
-    if (!address.success) throw new AppError('BCK.HTTP.0400', '--address must be an EVM address');
+    if (!address.success) throw new AppError('BCK.HTTP.0400', { details: '--address must be an EVM address' });
     return walletBalances(ctx, address.data.a);
   },
   'wallets address': (ctx) => operatorWalletReport(ctx),
   'secrets rotate': rotate,
   faucet: async (ctx, o) => {
     if (ctx.config.ENVIRONMENT !== 'sandbox')
-      throw new AppError('BCK.HTTP.0400', 'the faucet exists only in the sandbox');
+      throw new AppError('BCK.HTTP.0400', { details: 'the faucet exists only in the sandbox' });
     if (ctx.config.settlement.backend !== 'ledger')
-      throw new AppError(
-        'BCK.HTTP.0400',
-        'the faucet funds the internal ledger: with SETTLEMENT_BACKEND=rpc, fund the wallet on chain',
-      );
+      throw new AppError('BCK.HTTP.0400', {
+        details: 'the faucet funds the internal ledger: with SETTLEMENT_BACKEND=rpc, fund the wallet on chain',
+      });
     const address = z.object({ a: EvmAddress }).safeParse({ a: need(o, 'address') });
-    if (!address.success) throw new AppError('BCK.HTTP.0400', '--address must be an EVM address');
+    if (!address.success) throw new AppError('BCK.HTTP.0400', { details: '--address must be an EVM address' });
     const amount = PositiveAmount.safeParse(need(o, 'amount'));
-    if (!amount.success) throw new AppError('BCK.HTTP.0400', '--amount must be a positive integer in atomic units');
+    if (!amount.success)
+      throw new AppError('BCK.HTTP.0400', { details: '--amount must be a positive integer in atomic units' });
     let asset: string = usdcOf(ctx.config.ENVIRONMENT).address;
     if (o.asset !== undefined) {
       const a = z.object({ a: EvmAddress }).safeParse({ a: o.asset });
-      if (!a.success) throw new AppError('BCK.HTTP.0400', '--asset must be a token address');
+      if (!a.success) throw new AppError('BCK.HTTP.0400', { details: '--asset must be a token address' });
       asset = a.data.a;
     }
     const r = await faucet(ctx, address.data.a, asset, amount.data);

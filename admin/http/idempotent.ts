@@ -62,10 +62,12 @@ export function idempotencyRunner(svc: ServiceContext): IdempotencyRunner {
       });
       if (claimed.type === 'replay') return replay(ctx, claimed.answer);
       if (claimed.type === 'mismatch') {
-        throw new AppError('BCK.IDEMPOTENCY.0001', 'this Idempotency-Key was used with a different request');
+        throw new AppError('BCK.IDEMPOTENCY.0001', {
+          details: 'this Idempotency-Key was used with a different request',
+        });
       }
       if (claimed.type === 'inProgress') {
-        throw new AppError('BCK.IDEMPOTENCY.0002', 'a request with this Idempotency-Key is still running');
+        throw new AppError('BCK.IDEMPOTENCY.0002', { details: 'a request with this Idempotency-Key is still running' });
       }
 
       const before = { ...ctx.response.headers };

@@ -8,5 +8,8 @@ export function parse<S extends z.ZodType>(schema: S, value: unknown, where = 'b
   const issues = r.error.issues
     .slice(0, 20)
     .map((i) => ({ path: [where, ...i.path.map(String)].join('.'), message: i.message }));
-  throw new AppError('BCK.HTTP.0400', issues.map((i) => `${i.path}: ${i.message}`).join('; '), { issues });
+  throw new AppError('BCK.HTTP.0400', {
+    details: issues.map((i) => `${i.path}: ${i.message}`).join('; '),
+    params: { issues },
+  });
 }

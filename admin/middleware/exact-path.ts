@@ -18,6 +18,6 @@ export function exactPath(credentials: CredentialResolver): Middleware<AdminStat
     const shown = asSent ?? ctx.path;
     if (API_PATH.test(shown) || API_PATH.test(ctx.path))
       await credentials.resolve(ctx.get('authorization') || undefined);
-    throw new AppError('BCK.HTTP.0404', `no route for ${ctx.method} ${shown}`);
+    throw new AppError('BCK.HTTP.0404', { details: `no route for ${ctx.method} ${shown}` });
   };
 }

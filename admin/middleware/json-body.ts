@@ -42,7 +42,10 @@ export function jsonBody(limits: BodyLimits, types: readonly ('json' | 'form')[]
       timer = setTimeout(
         () =>
           reject(
-            new AppError('BCK.HTTP.0408', `the request body did not arrive within ${timeoutMs} ms`, { timeoutMs }),
+            new AppError('BCK.HTTP.0408', {
+              details: `the request body did not arrive within ${timeoutMs} ms`,
+              params: { timeoutMs },
+            }),
           ),
         timeoutMs,
       );

@@ -18,8 +18,8 @@ export function unmatched(credentials: CredentialResolver): RouterMiddleware<Adm
     for (const layer of ctx.matched ?? []) for (const method of layer.methods) allow.add(method);
     if (allow.size > 0) {
       ctx.set('allow', [...allow].sort().join(', '));
-      throw new AppError('BCK.HTTP.0405', `${ctx.method} is not allowed on ${ctx.path}`);
+      throw new AppError('BCK.HTTP.0405', { details: `${ctx.method} is not allowed on ${ctx.path}` });
     }
-    throw new AppError('BCK.HTTP.0404', `no route for ${ctx.method} ${ctx.path}`);
+    throw new AppError('BCK.HTTP.0404', { details: `no route for ${ctx.method} ${ctx.path}` });
   };
 }

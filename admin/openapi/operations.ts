@@ -10,12 +10,13 @@ import { REGISTRY_OPERATIONS } from './registry.js';
 import { ROUTER_OPERATIONS } from './router.js';
 import { SERVICE_OPERATIONS } from './service.js';
 import { X402_OPERATIONS } from './x402.js';
+import { InvariantError } from '../../shared/errors/invariant.js';
 
 function merged(...parts: Operations[]): Operations {
   const out: Record<string, Operations[string]> = {};
   for (const part of parts) {
     for (const [key, op] of Object.entries(part)) {
-      if (key in out) throw new Error(`the operation ${key} is described twice`);
+      if (key in out) throw new InvariantError(`the operation ${key} is described twice`);
       out[key] = op;
     }
   }

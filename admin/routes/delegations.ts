@@ -28,7 +28,10 @@ function delegationIdOf(ctx: Ctx): string {
   const r = DelegationId.safeParse(raw);
   if (r.success) return r.data;
   const shown = shownValue(raw);
-  throw new AppError('BCK.DELEGATION.0001', `delegation ${shown} not found`, { delegationId: shown });
+  throw new AppError('BCK.DELEGATION.0001', {
+    details: `delegation ${shown} not found`,
+    params: { delegationId: shown },
+  });
 }
 
 export function delegationsRoutes({ ctx: svc, signer }: AdminDeps): AdminRoute[] {

@@ -13,6 +13,7 @@ import { type AdminRoute, get } from '../http/route.js';
 import { OPERATIONS } from '../openapi/operations.js';
 import { RAPIDOC_PATH, REFERENCE_CSP, REFERENCE_PAGE } from '../openapi/reference-page.js';
 import { listAdminRoutes, listProxyRoutes } from '../openapi/route-listing.js';
+import { InvariantError } from '../../shared/errors/invariant.js';
 
 const require = createRequire(import.meta.url);
 
@@ -36,7 +37,7 @@ const PACKAGE_JSON = ['../../package.json', '../../../package.json'].map((p) =>
 
 function firstExisting(paths: readonly string[]): string {
   const found = paths.find((p) => existsSync(p));
-  if (found === undefined) throw new Error(`none of ${paths.join(', ')} exists`);
+  if (found === undefined) throw new InvariantError(`none of ${paths.join(', ')} exists`);
   return found;
 }
 

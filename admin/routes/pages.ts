@@ -105,7 +105,7 @@ export function pageRoutes({ ctx, credentials }: AdminDeps): AdminRoute[] {
   async function formUser(token: string): Promise<string> {
     const userId = await sessionUser(ctx, token);
     if (userId === undefined)
-      throw new AppError('BCK.OAUTH.0007', 'your session has ended: reload the page and sign in');
+      throw new AppError('BCK.OAUTH.0007', { details: 'your session has ended: reload the page and sign in' });
     return userId;
   }
 
@@ -166,7 +166,7 @@ export function pageRoutes({ ctx, credentials }: AdminDeps): AdminRoute[] {
         const secs = form.duration ?? req.terms.durationSecs;
         // The human may lower what the connector asked for, never raise it.
         if (cap > req.terms.spendingLimitCents || secs > req.terms.durationSecs || secs < 60) {
-          throw new AppError('BCK.HTTP.0400', 'the cap and the duration may be lowered, not raised');
+          throw new AppError('BCK.HTTP.0400', { details: 'the cap and the duration may be lowered, not raised' });
         }
         const terms = { ...req.terms, spendingLimitCents: cap, durationSecs: secs };
         const r = await decide(ctx, { userId }, { ...req, terms }, form.decision === 'approve');

@@ -6,7 +6,7 @@ export function parseOr400<S extends z.ZodType>(schema: S, value: unknown, where
   const r = schema.safeParse(value);
   if (r.success) return r.data;
   const issues = r.error.issues.slice(0, 20).map((i) => `${[where, ...i.path.map(String)].join('.')}: ${i.message}`);
-  throw new AppError('BCK.ROUTER.0001', issues.join('; '), { issues });
+  throw new AppError('BCK.ROUTER.0001', { details: issues.join('; '), params: { issues } });
 }
 
 export function queryOf(url: URL): Record<string, string> {

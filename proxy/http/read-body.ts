@@ -46,7 +46,7 @@ function onData(this: IncomingMessage, chunk: Buffer): void {
   if (read.size > read.limit) {
     endRead(this);
     this.resume(); // the rest is discarded, not buffered
-    read.reject(new AppError('BCK.HTTP.0413', `request body exceeds ${read.limit} bytes`));
+    read.reject(new AppError('BCK.HTTP.0413', { details: `request body exceeds ${read.limit} bytes` }));
     return;
   }
   read.chunks.push(chunk);
@@ -59,7 +59,7 @@ function onEnd(this: IncomingMessage): void {
   read.resolve(chunks.length === 1 && chunks[0] !== undefined ? chunks[0] : Buffer.concat(chunks, read.size));
 }
 
-const cutOff = (): AppError => new AppError('BCK.HTTP.0400', 'the request body was cut off');
+const cutOff = (): AppError => new AppError('BCK.HTTP.0400', { details: 'the request body was cut off' });
 
 /** The client's connection failed mid-body (ECONNRESET, 'aborted'): the body was cut off, not a server fault. */
 function onError(this: IncomingMessage): void {
@@ -83,8 +83,11 @@ function onTimeout(req: IncomingMessage): void {
   if (read === undefined) return;
   req.resume(); // proxy/app.ts answers a 408 with `Connection: close`
   read.reject(
-    new AppError('BCK.HTTP.0408', `the request body did not arrive within ${read.timeoutMs} ms`, {
-      timeoutMs: read.timeoutMs,
+    new AppError('BCK.HTTP.0408', {
+      details: `the request body did not arrive within ${read.timeoutMs} ms`,
+      params: {
+        timeoutMs: read.timeoutMs,
+      },
     }),
   );
 }
@@ -97,7 +100,7 @@ export async function readBody(req: IncomingMessage, limits: BodyLimits): Promis
   const limit = limits.maxBytes;
   const declared = Number(req.headers['content-length'] ?? '0');
   if (Number.isFinite(declared) && declared > limit) {
-    throw new AppError('BCK.HTTP.0413', `request body exceeds ${limit} bytes`);
+    throw new AppError('BCK.HTTP.0413', { details: `request body exceeds ${limit} bytes` });
   }
   // RFC 9112 §6.3: a request with neither Content-Length nor Transfer-Encoding has no body (most GETs): skip
   // the stream machinery (an async iterator per request).
@@ -125,6 +128,6 @@ export async function readJson(req: IncomingMessage, limits: BodyLimits): Promis
   try {
     return JSON.parse(body.toString('utf8')) as unknown;
   } catch {
-    throw new AppError('BCK.HTTP.0400', 'request body is not valid JSON');
+    throw new AppError('BCK.HTTP.0400', { details: 'request body is not valid JSON' });
   }
 }

@@ -38,7 +38,7 @@ export async function relay(
   if (body.readableAborted) {
     const paymentId = extra?.['x-router-payment-id'];
     const ids = paymentId === undefined ? {} : { paymentId };
-    throw new AppError('BCK.HTTP.0502', "the merchant's answer broke off", ids, ids);
+    throw new AppError('BCK.HTTP.0502', { details: "the merchant's answer broke off", params: ids, extra: ids });
   }
   writeHead(res, r.status, extra === undefined ? r.headers : { ...r.headers, ...extra });
   // pipe() rather than stream.pipeline(): pipeline builds an AbortController (and a DOMException) per request,

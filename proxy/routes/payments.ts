@@ -80,7 +80,7 @@ export function paymentRoutes(table: RouteTable, services: RouterServices): void
   table.add('POST', '/api/v1/router/payments/:id/settled', API_KEY, async ({ req, res, caller, params, facts }) => {
     const body = parseOr400(SettledBody, await readJson(req, small), 'body');
     const id = params.id ?? '';
-    if (!/^[0-9a-f-]{36}$/.test(id)) throw new AppError('BCK.ROUTER.0004', 'payment not found');
+    if (!/^[0-9a-f-]{36}$/.test(id)) throw new AppError('BCK.ROUTER.0004', { details: 'payment not found' });
     facts.paymentId = id;
     sendJson(res, 200, await recordSettled(services.ctx, services.settlement.chain, caller.userId, id, body.txHash));
   });

@@ -13,7 +13,7 @@ export async function createApiKey(
 ): Promise<{ apiKeyId: string; apiKey: string; userId: string; environment: Config['ENVIRONMENT'] }> {
   const em = ctx.db.em();
   const user = await em.findOne(User, { id: userId });
-  if (user === null) throw new AppError('BCK.HTTP.0400', `unknown user ${userId}`);
+  if (user === null) throw new AppError('BCK.HTTP.0400', { details: `unknown user ${userId}` });
   const environment = ctx.config.ENVIRONMENT;
   const apiKey = `${environment}:${randomToken(32)}`;
   const apiKeyId = randomUUID();
@@ -36,7 +36,7 @@ export async function revokeApiKey(
   const n = await ctx.db.em().nativeUpdate(ApiKey, { id: apiKeyId, revokedAt: null }, { revokedAt: ctx.now() });
   if (n === 0) {
     const exists = await ctx.db.em().count(ApiKey, { id: apiKeyId });
-    if (exists === 0) throw new AppError('BCK.HTTP.0400', `unknown API key ${apiKeyId}`);
+    if (exists === 0) throw new AppError('BCK.HTTP.0400', { details: `unknown API key ${apiKeyId}` });
   }
   return { apiKeyId, revoked: true };
 }

@@ -23,7 +23,7 @@ export interface CreatedUser {
 /** Creates a user with a custodial wallet (key sealed with AES-256-GCM) and a first API key. */
 export async function createUser(ctx: ServiceContext, emailInput: string): Promise<CreatedUser> {
   const parsed = Email.safeParse(emailInput);
-  if (!parsed.success) throw new AppError('BCK.HTTP.0400', 'email must be a valid address');
+  if (!parsed.success) throw new AppError('BCK.HTTP.0400', { details: 'email must be a valid address' });
   const email = parsed.data;
   const privateKey = generatePrivateKey();
   const walletAddress = privateKeyToAccount(privateKey).address;
@@ -34,7 +34,7 @@ export async function createUser(ctx: ServiceContext, emailInput: string): Promi
     await em.flush();
   } catch (err) {
     if (err instanceof UniqueConstraintViolationException) {
-      throw new AppError('BCK.HTTP.0400', `a user with email ${email} exists`);
+      throw new AppError('BCK.HTTP.0400', { details: `a user with email ${email} exists` });
     }
     throw err;
   }

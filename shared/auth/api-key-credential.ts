@@ -26,7 +26,7 @@ export function createApiKeyCredential(ctx: ServiceContext): ApiKeyCredential {
   const cache = ttl > 0 ? new LRUCache<string, ApiKeyCaller>({ max: 10_000, ttl }) : undefined;
   const prefix = `${ctx.config.ENVIRONMENT}:`;
   const refuse = (why: string): never => {
-    throw new AppError('BCK.AUTH.0001', why);
+    throw new AppError('BCK.AUTH.0001', { details: why });
   };
   return {
     matches: (token) => API_KEY_FORM.test(token),

@@ -27,7 +27,7 @@ export function createCredentialResolver(
   // authorization server a connector asks for consent) is found.
   const challenge = { 'www-authenticate': bearerChallenge(ctx.config.publicUrl) };
   const refuse = (why: string): never => {
-    throw new AppError('BCK.AUTH.0001', why, {}, {}, challenge);
+    throw new AppError('BCK.AUTH.0001', { details: why, headers: challenge });
   };
   // RFC 6750 §3.1: a presented access token that is expired, revoked or not ours is `invalid_token`, so the
   // connector knows to refresh (or to ask the user again) rather than to look for a credential.
@@ -54,7 +54,7 @@ export function createCredentialResolver(
           return await oauth.verify(token);
         } catch (err) {
           if (err instanceof AppError && err.code === 'BCK.AUTH.0001') {
-            throw new AppError('BCK.AUTH.0001', err.details, {}, {}, invalidToken);
+            throw new AppError('BCK.AUTH.0001', { details: err.details, headers: invalidToken });
           }
           throw err;
         }

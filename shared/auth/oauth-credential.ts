@@ -45,7 +45,7 @@ export function createOAuthCredential(ctx: ServiceContext, signer: TokenSigner):
   const verified = ttl > 0 ? new LRUCache<string, OAuthCaller>({ max: 10_000, ttl }) : undefined;
   const audience = resourceOf(ctx.config);
   const refuse = (why: string): never => {
-    throw new AppError('BCK.AUTH.0001', why);
+    throw new AppError('BCK.AUTH.0001', { details: why });
   };
 
   async function callerOf(claims: z.output<typeof Claims>): Promise<OAuthCaller | undefined> {

@@ -45,17 +45,19 @@ export function accepts<K extends CallerKind>(...kinds: [K, ...K[]]): RouteAcces
       // A connector's token on a route that does not take it (the user's own routes: keys, grants, the router's
       // other modes): one refusal code, so a connector can tell "not with this credential" from "not allowed".
       if (isOAuthCaller(caller)) {
-        throw new AppError(
-          'BCK.OAUTH.0030',
-          `this route does not accept OAuth access tokens of consent type ${caller.kind}`,
-          {
+        throw new AppError('BCK.OAUTH.0030', {
+          details: `this route does not accept OAuth access tokens of consent type ${caller.kind}`,
+          params: {
             consentType: caller.kind,
           },
-        );
+        });
       }
-      throw new AppError('BCK.AUTH.0002', `a credential of kind ${caller.kind} cannot call this route`, {
-        kind: caller.kind,
-        accepts: list,
+      throw new AppError('BCK.AUTH.0002', {
+        details: `a credential of kind ${caller.kind} cannot call this route`,
+        params: {
+          kind: caller.kind,
+          accepts: list,
+        },
       });
     },
   };
@@ -72,7 +74,10 @@ export const COMMERCE_ONLY: RouteAccess<CommerceCaller> = {
   async authorize(credentials, authorization) {
     const caller = await credentials.resolve(authorization);
     if (caller.kind === 'commerce') return caller;
-    throw new AppError('BCK.OAUTH.0031', 'this route needs an OAuth commerce credential', { kind: caller.kind });
+    throw new AppError('BCK.OAUTH.0031', {
+      details: 'this route needs an OAuth commerce credential',
+      params: { kind: caller.kind },
+    });
   },
 };
 
@@ -101,7 +106,12 @@ export function unauthenticatedAs<C>(access: RouteAccess<C>, code: 'BCK.OAUTH.00
         return await access.authorize(credentials, authorization);
       } catch (err) {
         if (err instanceof AppError && err.code === 'BCK.AUTH.0001') {
-          throw new AppError(code, err.details, err.params, err.extra, err.headers);
+          throw new AppError(code, {
+            details: err.details,
+            params: err.params,
+            extra: err.extra,
+            headers: err.headers,
+          });
         }
         throw err;
       }

@@ -27,11 +27,14 @@ export interface AccessTokenResult {
 }
 
 const insufficient = (planId: number, holder: string, balance: bigint, needed: bigint): AppError =>
-  new AppError('BCK.CREDITS.0003', `${holder} holds ${balance} credits of plan ${planId}; ${needed} needed`, {
-    planId: String(planId),
-    holderAddress: holder,
-    balance: toWire(balance),
-    required: toWire(needed),
+  new AppError('BCK.CREDITS.0003', {
+    details: `${holder} holds ${balance} credits of plan ${planId}; ${needed} needed`,
+    params: {
+      planId: String(planId),
+      holderAddress: holder,
+      balance: toWire(balance),
+      required: toWire(needed),
+    },
   });
 
 /** A token for the caller's wallet; 404 for an unknown/invisible plan or agent (0003/0004) or an unattached pair (0040), 402 without credits. */
@@ -85,20 +88,22 @@ export async function initializeAgentRequest(
   const agent = await ownedAgentOr404(em, agentId, caller);
   const claims = await verifyAccessToken(signer, input.accessToken);
   if (claims.agentId !== agent.id) {
-    throw new AppError('BCK.PROTOCOL.0021', `the access token was issued for another agent`, { agentId: agent.id });
+    throw new AppError('BCK.PROTOCOL.0021', {
+      details: `the access token was issued for another agent`,
+      params: { agentId: agent.id },
+    });
   }
   const plan = await planOr404(em, claims.planId);
   // Detaching a plan from an agent ends the access its tokens gave.
   await assertAttached(em, plan.id, agent.id);
   if (!endpointMatches(agent.endpoints, input.httpVerb, input.endpoint)) {
-    throw new AppError(
-      'BCK.PROTOCOL.0020',
-      `${input.httpVerb} ${input.endpoint.slice(0, 300)} is not an endpoint of agent ${agent.id}`,
-      {
+    throw new AppError('BCK.PROTOCOL.0020', {
+      details: `${input.httpVerb} ${input.endpoint.slice(0, 300)} is not an endpoint of agent ${agent.id}`,
+      params: {
         httpVerb: input.httpVerb,
         endpoint: input.endpoint.slice(0, 300),
       },
-    );
+    });
   }
   const holder = claims.holder;
   const maxCredits = input.maxCredits ?? (plan.creditsMinAmount > 0n ? plan.creditsMinAmount : 1n);

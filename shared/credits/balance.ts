@@ -28,13 +28,12 @@ export async function getBalance(
   const known =
     (await hasHeldCredits(em, plan.id, holderAddress)) || (await em.count(User, { walletAddress: holderAddress })) > 0;
   if (!known) {
-    throw new AppError(
-      'BCK.PROTOCOL.0005',
-      `${holderAddress} is not an account and has never held credits of plan ${plan.id}`,
-      {
+    throw new AppError('BCK.PROTOCOL.0005', {
+      details: `${holderAddress} is not an account and has never held credits of plan ${plan.id}`,
+      params: {
         holderAddress,
       },
-    );
+    });
   }
   const balance = await creditBalance(em, plan.id, holderAddress, ctx.now());
   return { planId: String(plan.id), holderAddress, balance: toWire(balance), isSubscriber: balance > 0n };

@@ -46,8 +46,11 @@ async function agentRequestOf(em: Em, id: string): Promise<AgentRequestRow | und
 }
 
 const requestNotFound = (id: string): AppError =>
-  new AppError('BCK.PROTOCOL.0024', `agent request ${id.slice(0, 100)} not found`, {
-    agentRequestId: id.slice(0, 100),
+  new AppError('BCK.PROTOCOL.0024', {
+    details: `agent request ${id.slice(0, 100)} not found`,
+    params: {
+      agentRequestId: id.slice(0, 100),
+    },
   });
 
 /** Thrown inside the burn transaction when the burn key was used before; handled after the rollback. */
@@ -88,14 +91,13 @@ async function burn(ctx: ServiceContext, input: BurnInput): Promise<BurnOutcome>
         [amount, request.id, amount],
       );
       if (updated !== 1) {
-        throw new AppError(
-          'BCK.PROTOCOL.0025',
-          `burning ${amount} would exceed the ${request.maxCredits} credits agent request ${request.id} may burn`,
-          {
+        throw new AppError('BCK.PROTOCOL.0025', {
+          details: `burning ${amount} would exceed the ${request.maxCredits} credits agent request ${request.id} may burn`,
+          params: {
             agentRequestId: request.id,
             maxCredits: toWire(request.maxCredits),
           },
-        );
+        });
       }
       await burnLots(
         tx,
@@ -116,16 +118,15 @@ async function burn(ctx: ServiceContext, input: BurnInput): Promise<BurnOutcome>
     if (err instanceof DuplicateBurn) return { type: 'duplicate' };
     if (err instanceof InsufficientCredits) {
       const balance = await creditBalance(ctx.db.em(), request.planId, request.holderAddress, ctx.now());
-      throw new AppError(
-        'BCK.CREDITS.0003',
-        `${request.holderAddress} holds ${balance} credits of plan ${request.planId}; ${amount} needed`,
-        {
+      throw new AppError('BCK.CREDITS.0003', {
+        details: `${request.holderAddress} holds ${balance} credits of plan ${request.planId}; ${amount} needed`,
+        params: {
           planId: String(request.planId),
           holderAddress: request.holderAddress,
           balance: toWire(balance),
           required: toWire(amount),
         },
-      );
+      });
     }
     throw err;
   }
@@ -153,12 +154,15 @@ export async function redeem(
 ): Promise<BurnResult> {
   const claims = await verifyProof(signer, input.proof);
   if (planIdOf(input.planId) !== Number(claims.planId) || claims.holder !== input.holderAddress) {
-    throw new AppError('BCK.PROTOCOL.0022', 'the proof was issued for another plan or holder');
+    throw new AppError('BCK.PROTOCOL.0022', { details: 'the proof was issued for another plan or holder' });
   }
   const em = ctx.db.em();
   const agent = await em.findOne(Agent, { id: claims.agentId });
   if (agent === null || agent.ownerId !== caller.userId) {
-    throw new AppError('BCK.PROTOCOL.0004', `agent ${claims.agentId} not found`, { agentId: claims.agentId });
+    throw new AppError('BCK.PROTOCOL.0004', {
+      details: `agent ${claims.agentId} not found`,
+      params: { agentId: claims.agentId },
+    });
   }
   const request = await agentRequestOf(em, claims.agentRequestId);
   if (request === undefined) throw requestNotFound(claims.agentRequestId);
@@ -167,12 +171,15 @@ export async function redeem(
     request.holderAddress !== claims.holder ||
     request.agentId !== claims.agentId
   ) {
-    throw new AppError('BCK.PROTOCOL.0022', 'the proof does not match its agent request');
+    throw new AppError('BCK.PROTOCOL.0022', { details: 'the proof does not match its agent request' });
   }
   if (input.amount > claims.maxCredits) {
-    throw new AppError('BCK.PROTOCOL.0025', `the proof allows at most ${claims.maxCredits} credits`, {
-      agentRequestId: request.id,
-      maxCredits: toWire(claims.maxCredits),
+    throw new AppError('BCK.PROTOCOL.0025', {
+      details: `the proof allows at most ${claims.maxCredits} credits`,
+      params: {
+        agentRequestId: request.id,
+        maxCredits: toWire(claims.maxCredits),
+      },
     });
   }
   const outcome = await burn(ctx, {
@@ -185,8 +192,11 @@ export async function redeem(
     status: null,
   });
   if (outcome.type === 'duplicate') {
-    throw new AppError('BCK.PROTOCOL.0023', `agent request ${request.id} was already redeemed`, {
-      agentRequestId: request.id,
+    throw new AppError('BCK.PROTOCOL.0023', {
+      details: `agent request ${request.id} was already redeemed`,
+      params: {
+        agentRequestId: request.id,
+      },
     });
   }
   return {

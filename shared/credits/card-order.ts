@@ -133,9 +133,12 @@ export async function orderPlanByCard(
     ? delegationCanPay(delegation, plan, price, now, buyer.walletAddress)
     : ({ type: 'unfundable', reason: `a ${delegation.provider} delegation cannot pay by card` } as const);
   if (fundable.type === 'unfundable') {
-    throw new AppError('BCK.ROUTER.0001', `plan ${plan.id} cannot be paid by card: ${fundable.reason}`, {
-      planId: String(plan.id),
-      delegationId: delegation.id,
+    throw new AppError('BCK.ROUTER.0001', {
+      details: `plan ${plan.id} cannot be paid by card: ${fundable.reason}`,
+      params: {
+        planId: String(plan.id),
+        delegationId: delegation.id,
+      },
     });
   }
   const orderId = randomUUID();
@@ -182,9 +185,12 @@ export async function orderPlanByCard(
   } catch (err) {
     if (err instanceof SpendRefused) throw spendRefusalError(err);
     if (err instanceof PaymentFailed) {
-      throw new AppError('BCK.ROUTER.0001', `plan ${plan.id} cannot be paid by card: ${err.message}`, {
-        planId: String(plan.id),
-        delegationId: delegation.id,
+      throw new AppError('BCK.ROUTER.0001', {
+        details: `plan ${plan.id} cannot be paid by card: ${err.message}`,
+        params: {
+          planId: String(plan.id),
+          delegationId: delegation.id,
+        },
       });
     }
     throw err;

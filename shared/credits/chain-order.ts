@@ -37,6 +37,7 @@ import { InsufficientFunds } from '../settlement/token-ledger.js';
 import type { PlanRow } from './lookup.js';
 import { creditBalance, mintLot } from './lots.js';
 import { type OrderResult, walletShortError } from './order-result.js';
+import { InvariantError } from '../errors/invariant.js';
 
 /** How long the order's authorizations are valid: sent at once, this only bounds a transaction stuck unmined. */
 const ORDER_AUTH_TTL_SECS = 600n;
@@ -55,13 +56,12 @@ export async function orderPlanOnChain(
   plan: PlanRow,
 ): Promise<OrderResult> {
   const chain = settlement.chain;
-  if (chain === undefined) throw new Error('orderPlanOnChain needs the rpc backend');
+  if (chain === undefined) throw new InvariantError('orderPlanOnChain needs the rpc backend');
   const token = NETWORKS[ctx.config.ENVIRONMENT].assets.find((a) => a.address === getAddress(plan.tokenAddress));
   if (token === undefined)
-    throw new AppError(
-      'BCK.CHAIN.0004',
-      `plan ${plan.id} is priced in ${plan.tokenAddress}, not a token of this network`,
-    );
+    throw new AppError('BCK.CHAIN.0004', {
+      details: `plan ${plan.id} is priced in ${plan.tokenAddress}, not a token of this network`,
+    });
   const payer = getAddress(caller.walletAddress);
   const orderId = randomUUID();
   const legs: Leg[] = plan.amounts
@@ -122,23 +122,24 @@ export async function orderPlanOnChain(
   } catch (err) {
     if (err instanceof OperatorCannotPay) {
       await failOrder(ctx, orderId, legs, err.message, undefined);
-      throw new AppError('BCK.CHAIN.0003', `${err.message}: nothing was paid or credited`, { orderId });
+      throw new AppError('BCK.CHAIN.0003', {
+        details: `${err.message}: nothing was paid or credited`,
+        params: { orderId },
+      });
     }
     if (err instanceof TransferRefused) {
       await failOrder(ctx, orderId, legs, err.reason, err.txHash);
-      throw new AppError(
-        'BCK.CHAIN.0004',
-        `the order's transfer was refused on chain (${err.reason}): nothing was credited`,
-        err.txHash === undefined ? { orderId } : { orderId, txHash: err.txHash },
-      );
+      throw new AppError('BCK.CHAIN.0004', {
+        details: `the order's transfer was refused on chain (${err.reason}): nothing was credited`,
+        params: err.txHash === undefined ? { orderId } : { orderId, txHash: err.txHash },
+      });
     }
     if (err instanceof ChainUnavailable && err.operation === 'eth_getTransactionReceipt') {
       // Sent, and not seen mined in time: it may still be. The order stays `submitting` for the reconciler.
-      throw new AppError(
-        'BCK.CHAIN.0001',
-        `order ${orderId}: its transaction was sent but not confirmed in time; nothing is credited unless it is mined, which the service checks by itself`,
-        { orderId },
-      );
+      throw new AppError('BCK.CHAIN.0001', {
+        details: `order ${orderId}: its transaction was sent but not confirmed in time; nothing is credited unless it is mined, which the service checks by itself`,
+        params: { orderId },
+      });
     }
     throw rethrowChain(err);
   }
@@ -188,7 +189,7 @@ async function completeOrder(
       'select plan_id, buyer_user_id, holder_address, asset, amount_paid, credits from chain_order where id = ?',
       [orderId],
     );
-    if (o === undefined) throw new Error(`chain order ${orderId} vanished`);
+    if (o === undefined) throw new InvariantError(`chain order ${orderId} vanished`);
     for (const id of legIds) await markSpentIn(sql, id, { block: mined.blockNumber, txHash: mined.txHash }, now);
     const planId = Number(o.plan_id);
     const holderAddress = String(o.holder_address);

@@ -29,12 +29,18 @@ export interface AgentRow {
 }
 
 const planNotFound = (raw: string | number): AppError =>
-  new AppError('BCK.PROTOCOL.0003', `plan ${String(raw).slice(0, 100)} not found`, {
-    planId: String(raw).slice(0, 100),
+  new AppError('BCK.PROTOCOL.0003', {
+    details: `plan ${String(raw).slice(0, 100)} not found`,
+    params: {
+      planId: String(raw).slice(0, 100),
+    },
   });
 
 const agentNotFound = (agentId: string): AppError =>
-  new AppError('BCK.PROTOCOL.0004', `agent ${agentId.slice(0, 200)} not found`, { agentId: agentId.slice(0, 200) });
+  new AppError('BCK.PROTOCOL.0004', {
+    details: `agent ${agentId.slice(0, 200)} not found`,
+    params: { agentId: agentId.slice(0, 200) },
+  });
 
 /** Any existing plan, listed or not; 404 BCK.PROTOCOL.0003 otherwise. */
 export async function planOr404(em: Em, raw: string | number): Promise<PlanRow> {
@@ -65,8 +71,11 @@ export async function visiblePlanOr404(em: Em, raw: string | number, caller: Act
 export async function ownedPlanOr403(em: Em, raw: string | number, caller: ActingUser): Promise<PlanRow> {
   const plan = await planOr404(em, raw);
   if (plan.ownerId !== caller.userId) {
-    throw new AppError('BCK.PROTOCOL.0010', `only the owner of plan ${plan.id} may mint its credits`, {
-      planId: String(plan.id),
+    throw new AppError('BCK.PROTOCOL.0010', {
+      details: `only the owner of plan ${plan.id} may mint its credits`,
+      params: {
+        planId: String(plan.id),
+      },
     });
   }
   return plan;
@@ -89,9 +98,12 @@ export async function ownedAgentOr404(em: Em, agentId: string, caller: ActingUse
 /** 404 BCK.PROTOCOL.0040 when the plan is not attached to the agent: the plan gives no access to it. */
 export async function assertAttached(em: Em, planId: number, agentId: string): Promise<void> {
   if ((await em.count(AgentPlan, { planId, agentId })) === 0) {
-    throw new AppError('BCK.PROTOCOL.0040', `plan ${planId} is not attached to agent ${agentId.slice(0, 200)}`, {
-      planId: String(planId),
-      agentId: agentId.slice(0, 200),
+    throw new AppError('BCK.PROTOCOL.0040', {
+      details: `plan ${planId} is not attached to agent ${agentId.slice(0, 200)}`,
+      params: {
+        planId: String(planId),
+        agentId: agentId.slice(0, 200),
+      },
     });
   }
 }

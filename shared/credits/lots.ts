@@ -19,6 +19,7 @@ import type { Dialect, Em } from '../db/orm.js';
 import { type SqlTx, emSql } from '../db/sql.js';
 import { AppError } from '../errors/app-error.js';
 import { MAX_INT64, fromColumn, sum, toWire } from '../money.js';
+import { InvariantError } from '../errors/invariant.js';
 
 export type CreditKind = 'order' | 'mint' | 'mint_expirable' | 'redeem' | 'subtask' | 'expire';
 
@@ -62,11 +63,10 @@ export async function mintLot(tx: Em, lot: NewLot, now: Date): Promise<string> {
     [reclaimed, lot.amount, lot.planId, lot.holderAddress, reclaimed, MAX_INT64 - lot.amount],
   );
   if (added !== 1) {
-    throw new AppError(
-      'BCK.HTTP.0400',
-      `${lot.holderAddress} would hold more than ${MAX_INT64} credits of plan ${lot.planId}`,
-      { planId: String(lot.planId), holderAddress: lot.holderAddress, amount: toWire(lot.amount) },
-    );
+    throw new AppError('BCK.HTTP.0400', {
+      details: `${lot.holderAddress} would hold more than ${MAX_INT64} credits of plan ${lot.planId}`,
+      params: { planId: String(lot.planId), holderAddress: lot.holderAddress, amount: toWire(lot.amount) },
+    });
   }
   const id = randomUUID();
   await sql.run(
@@ -104,7 +104,7 @@ async function reclaimExpired(sql: SqlTx, planId: number, holder: string, now: D
     const id = String(r.id);
     const remaining = fromColumn(r.remaining);
     const n = await sql.run('update credit_lot set remaining = 0 where id = ? and remaining = ?', [id, remaining]);
-    if (n !== 1) throw new Error(`credit lot ${id} changed under the holding lock`);
+    if (n !== 1) throw new InvariantError(`credit lot ${id} changed under the holding lock`);
     await appendLedger(sql, { planId, holderAddress: holder, delta: -remaining, kind: 'expire', reference: id }, now);
     reclaimed += remaining;
   }

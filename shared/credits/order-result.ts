@@ -19,9 +19,12 @@ export interface OrderResult {
 /** The refusal of a wallet that cannot pay the plan's price. */
 export function walletShortError(buyer: string, plan: PlanRow): AppError {
   const amountPaid = sum(plan.amounts.map((a) => fromColumn(a)));
-  return new AppError('BCK.PAYMENT.0001', `wallet ${buyer} holds less than ${amountPaid} of ${plan.tokenAddress}`, {
-    planId: String(plan.id),
-    amount: toWire(amountPaid),
-    asset: plan.tokenAddress,
+  return new AppError('BCK.PAYMENT.0001', {
+    details: `wallet ${buyer} holds less than ${amountPaid} of ${plan.tokenAddress}`,
+    params: {
+      planId: String(plan.id),
+      amount: toWire(amountPaid),
+      asset: plan.tokenAddress,
+    },
   });
 }

@@ -17,6 +17,7 @@ import { type OrderResult, walletShortError } from './order-result.js';
 import { orderPlanOnChain } from './chain-order.js';
 import { settlementOf } from '../settlement/backend.js';
 import { type PlanRow, planOr404 } from './lookup.js';
+import { InvariantError } from '../errors/invariant.js';
 
 export interface BoughtPlan {
   readonly orderId: string;
@@ -43,7 +44,7 @@ export async function buyPlanIn(
   const amountPaid = sum(amounts);
   // The registry bounds each amount; the total must still fit the order's BIGINT column.
   if (amountPaid > MAX_INT64)
-    throw new AppError('BCK.HTTP.0400', `the price of plan ${plan.id} does not fit in a 64-bit integer`);
+    throw new AppError('BCK.HTTP.0400', { details: `the price of plan ${plan.id} does not fit in a 64-bit integer` });
   const movements: Movement[] = amounts.map((amount, i) => ({
     from: payerAddress,
     to: plan.receivers[i] ?? '',
@@ -52,7 +53,7 @@ export async function buyPlanIn(
     kind: 'order',
     reference: orderId,
   }));
-  if (movements.some((m) => m.to === '')) throw new Error(`plan ${plan.id} has fewer receivers than amounts`);
+  if (movements.some((m) => m.to === '')) throw new InvariantError(`plan ${plan.id} has fewer receivers than amounts`);
   // First statement a write: the conditional debit of the buyer (SQLite takes the write lock at once).
   const txId = amountPaid > 0n ? await applyMovements(emSql(tx, dialect), movements, now) : null;
   await mintLot(
@@ -84,8 +85,11 @@ export async function buyPlanIn(
 /** Interface, listing-flag table: an unlisted plan cannot be purchased, by anyone, however it would be paid. */
 export function assertPurchasable(plan: PlanRow): void {
   if (!plan.listed) {
-    throw new AppError('BCK.PROTOCOL.0062', `plan ${plan.id} is unlisted and cannot be purchased`, {
-      planId: String(plan.id),
+    throw new AppError('BCK.PROTOCOL.0062', {
+      details: `plan ${plan.id} is unlisted and cannot be purchased`,
+      params: {
+        planId: String(plan.id),
+      },
     });
   }
 }

@@ -63,11 +63,13 @@ export async function verifyAccessToken(signer: TokenSigner, token: string): Pro
   try {
     payload = (await signer.verify(token, ACCESS_AUDIENCE)).payload;
   } catch {
-    throw new AppError('BCK.PROTOCOL.0021', 'the access token is malformed, expired or not signed by this service');
+    throw new AppError('BCK.PROTOCOL.0021', {
+      details: 'the access token is malformed, expired or not signed by this service',
+    });
   }
   const claims = parseAccessClaims(payload);
   if (claims === undefined)
-    throw new AppError('BCK.PROTOCOL.0021', 'the access token does not carry plan, agent and holder');
+    throw new AppError('BCK.PROTOCOL.0021', { details: 'the access token does not carry plan, agent and holder' });
   return claims;
 }
 
@@ -94,9 +96,12 @@ export async function verifyProof(signer: TokenSigner, token: string): Promise<P
   try {
     payload = (await signer.verify(token, PROOF_AUDIENCE)).payload;
   } catch {
-    throw new AppError('BCK.PROTOCOL.0022', 'the proof is malformed, expired or not signed by this service');
+    throw new AppError('BCK.PROTOCOL.0022', {
+      details: 'the proof is malformed, expired or not signed by this service',
+    });
   }
   const claims = parseProofClaims(payload);
-  if (claims === undefined) throw new AppError('BCK.PROTOCOL.0022', 'the proof does not carry the request claims');
+  if (claims === undefined)
+    throw new AppError('BCK.PROTOCOL.0022', { details: 'the proof does not carry the request claims' });
   return claims;
 }

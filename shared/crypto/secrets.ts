@@ -5,6 +5,7 @@
 import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { InvariantError } from '../errors/invariant.js';
 
 const VERSION = 'v1';
 /** Shortest key accepted anywhere (SECRETS_KEY, SECRETS_KEY_PREVIOUS, a key file); the generated one has 43. */
@@ -68,7 +69,7 @@ export function secretBox(secretsKey: string): SecretBox {
     open(sealed) {
       const [version, iv, data, tag] = sealed.split('.');
       if (version !== VERSION || iv === undefined || data === undefined || tag === undefined) {
-        throw new Error('unsupported sealed secret');
+        throw new InvariantError('unsupported sealed secret');
       }
       const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'), { authTagLength: 16 });
       decipher.setAuthTag(Buffer.from(tag, 'base64url'));

@@ -27,12 +27,12 @@ export async function createDelegation(
   const em = ctx.db.em();
   if (input.apiKeyId !== undefined) {
     const key = await em.findOne(ApiKey, { id: input.apiKeyId, userId: owner.userId, revokedAt: null });
-    if (key === null) throw new AppError('BCK.HTTP.0400', 'apiKeyId is not an active API key of yours');
+    if (key === null) throw new AppError('BCK.HTTP.0400', { details: 'apiKeyId is not an active API key of yours' });
   }
   if (input.planId !== undefined) {
     const plan = await em.findOne(Plan, { id: input.planId });
     if (plan === null || (!plan.listed && plan.ownerId !== owner.userId)) {
-      throw new AppError('BCK.HTTP.0400', `planId ${input.planId} is not a plan you can buy`);
+      throw new AppError('BCK.HTTP.0400', { details: `planId ${input.planId} is not a plan you can buy` });
     }
   }
   const funding =
@@ -95,7 +95,7 @@ export function newDelegation(
 }
 
 const delegationNotFound = (delegationId: string): AppError =>
-  new AppError('BCK.DELEGATION.0001', `delegation ${delegationId} not found`);
+  new AppError('BCK.DELEGATION.0001', { details: `delegation ${delegationId} not found` });
 
 async function ownDelegation(ctx: ServiceContext, userId: string, delegationId: string) {
   const d = await ctx.db.em().findOne(Delegation, { id: delegationId, userId });

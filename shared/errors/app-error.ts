@@ -20,6 +20,20 @@ export interface ErrorEnvelope {
   [extra: string]: unknown;
 }
 
+/** What an AppError carries besides its code; every field optional. */
+export interface AppErrorOptions {
+  /** Safe to show the caller; the catalogue's message when absent. */
+  readonly details?: string;
+  /** Serialized into the envelope's `params` (the values the message refers to). */
+  readonly params?: Record<string, unknown>;
+  /** Extra top-level fields of the envelope (e.g. the original paymentId of a duplicate). */
+  readonly extra?: Record<string, unknown>;
+  /** Response headers the answer must carry (e.g. a 401's WWW-Authenticate challenge); both catch points set them. */
+  readonly headers?: Readonly<Record<string, string>>;
+  /** The underlying failure, for logs only (never on the wire). */
+  readonly cause?: unknown;
+}
+
 /**
  * The one error class services throw. `details` is safe to show; anything that is not an AppError is
  * turned into BCK.HTTP.0500 by the catch points and never reaches the wire.
@@ -28,25 +42,18 @@ export class AppError extends Error {
   readonly code: ErrorCode;
   readonly details: string;
   readonly params: Record<string, unknown>;
-  /** Extra top-level fields of the envelope (e.g. the original paymentId of a duplicate). */
   readonly extra: Record<string, unknown>;
-  /** Response headers the answer must carry (e.g. a 401's WWW-Authenticate challenge); both catch points set them. */
   readonly headers: Readonly<Record<string, string>>;
 
-  constructor(
-    code: ErrorCode,
-    details?: string,
-    params: Record<string, unknown> = {},
-    extra: Record<string, unknown> = {},
-    headers: Readonly<Record<string, string>> = {},
-  ) {
-    super(details ?? catalogue[code].message);
+  constructor(code: ErrorCode, options: AppErrorOptions = {}) {
+    const details = options.details ?? catalogue[code].message;
+    super(details, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'AppError';
     this.code = code;
-    this.details = details ?? catalogue[code].message;
-    this.params = params;
-    this.extra = extra;
-    this.headers = headers;
+    this.details = details;
+    this.params = options.params ?? {};
+    this.extra = options.extra ?? {};
+    this.headers = options.headers ?? {};
   }
 
   get httpStatus(): number {
@@ -64,8 +71,10 @@ const REASONS: Record<number, string> = {
   408: 'Request Timeout',
   409: 'Conflict',
   413: 'Payload Too Large',
+  414: 'URI Too Long',
   415: 'Unsupported Media Type',
   429: 'Too Many Requests',
+  431: 'Request Header Fields Too Large',
   500: 'Internal Server Error',
   502: 'Bad Gateway',
   503: 'Service Unavailable',
@@ -101,15 +110,10 @@ export const DATABASE_RETRY_AFTER_SECS = 2;
 export function asAppError(err: unknown): AppError {
   if (err instanceof AppError) return err;
   if (isDatabaseUnavailable(err)) {
-    return new AppError(
-      'BCK.DATABASE.0001',
-      undefined,
-      {},
-      {},
-      {
-        'retry-after': String(DATABASE_RETRY_AFTER_SECS),
-      },
-    );
+    return new AppError('BCK.DATABASE.0001', {
+      headers: { 'retry-after': String(DATABASE_RETRY_AFTER_SECS) },
+      cause: err,
+    });
   }
-  return new AppError('BCK.HTTP.0500');
+  return new AppError('BCK.HTTP.0500', { cause: err });
 }

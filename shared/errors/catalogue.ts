@@ -39,7 +39,16 @@ export const catalogue = {
     true,
   ),
   'BCK.HTTP.0413': entry(413, 'validation', 'Request body too large', 'Send a smaller body.'),
+  // RFC 9110 §15.5.15: the request line (its target) is longer than the server reads.
+  'BCK.HTTP.0414': entry(414, 'validation', 'Request target too long', 'Send a shorter URL; put data in the body.'),
   'BCK.HTTP.0415': entry(415, 'validation', 'Unsupported content type', 'Send Content-Type: application/json.'),
+  // RFC 6585 §5: the header section is larger than the server reads.
+  'BCK.HTTP.0431': entry(
+    431,
+    'validation',
+    'Request header fields too large',
+    'Send fewer or smaller headers (cookies are the usual cause).',
+  ),
   'BCK.HTTP.0500': entry(
     500,
     'internal',

@@ -15,6 +15,7 @@ import {
 } from 'jose';
 import type { ServiceContext } from '../context.js';
 import { SigningKey } from '../db/entities/index.js';
+import { InvariantError } from '../errors/invariant.js';
 
 const ALG = 'ES256';
 /** How long a retired key stays in the JWKS: longer than any token the service issues. */
@@ -104,7 +105,7 @@ export function createTokenSigner(ctx: ServiceContext): TokenSigner {
     async sign(claims, opts) {
       let s = await state();
       if (s.signing === undefined) s = await state(true);
-      if (s.signing === undefined) throw new Error('no active signing key');
+      if (s.signing === undefined) throw new InvariantError('no active signing key');
       const key = await importJWK(s.signing.jwk, ALG);
       const jwt = new SignJWT(claims)
         .setProtectedHeader({ alg: ALG, kid: s.signing.kid, typ: opts.typ ?? 'JWT' })

@@ -50,15 +50,19 @@ export async function metricsAnswer(
   method: string | undefined,
   authorization: string | undefined,
 ): Promise<MetricsAnswer> {
-  if (access.type === 'closed') throw new AppError('BCK.HTTP.0404', `no route for ${method} ${METRICS_PATH}`);
+  if (access.type === 'closed')
+    throw new AppError('BCK.HTTP.0404', { details: `no route for ${method} ${METRICS_PATH}` });
   if (access.type === 'token') {
     const given = bearerOf(authorization);
     if (given === undefined || !secretsEqual(given, access.token)) {
-      throw new AppError('BCK.AUTH.0003', undefined, {}, {}, CHALLENGE);
+      throw new AppError('BCK.AUTH.0003', { headers: CHALLENGE });
     }
   }
   if (!ALLOWED.has(method ?? '')) {
-    throw new AppError('BCK.HTTP.0405', `${method} is not allowed on ${METRICS_PATH}`, {}, {}, { allow: 'GET, HEAD' });
+    throw new AppError('BCK.HTTP.0405', {
+      details: `${method} is not allowed on ${METRICS_PATH}`,
+      headers: { allow: 'GET, HEAD' },
+    });
   }
   // Never cached: every scrape must read the counters as they are now.
   return {

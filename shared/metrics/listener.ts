@@ -56,7 +56,7 @@ function metricsPortHandler(access: MetricsAccess, docsUrl: string) {
     const answer =
       path === METRICS_PATH
         ? metricsAnswer(access, req.method, req.headers.authorization)
-        : Promise.reject(new AppError('BCK.HTTP.0404', `no route for ${req.method} ${path}`));
+        : Promise.reject(new AppError('BCK.HTTP.0404', { details: `no route for ${req.method} ${path}` }));
     answer.then(
       (a) => write(res, a.status, a.headers, a.body),
       (err: unknown) => {

@@ -71,13 +71,19 @@ export async function authorizationTarget(ctx: ServiceContext, raw: unknown): Pr
   const t = Target.safeParse(raw);
   if (!t.success) {
     const issues = issuesOf(t.error);
-    throw new AppError('BCK.HTTP.0400', issues.map((i) => `${i.path}: ${i.message}`).join('; '), { issues });
+    throw new AppError('BCK.HTTP.0400', {
+      details: issues.map((i) => `${i.path}: ${i.message}`).join('; '),
+      params: { issues },
+    });
   }
   const client = await enabledClient(ctx, t.data.client_id);
   // Exact match (RFC 6749 §3.1.2.3, RFC 8252 §8.4): no prefix, no normalization.
   if (!client.redirectUris.includes(t.data.redirect_uri)) {
-    throw new AppError('BCK.OAUTH.0017', 'redirect_uri is not registered for this client', {
-      clientId: client.clientId,
+    throw new AppError('BCK.OAUTH.0017', {
+      details: 'redirect_uri is not registered for this client',
+      params: {
+        clientId: client.clientId,
+      },
     });
   }
   return { client, redirectUri: t.data.redirect_uri };
@@ -92,12 +98,18 @@ export async function authorizationRequest(ctx: ServiceContext, raw: unknown): P
   const r = Terms.safeParse(raw);
   if (!r.success) {
     const issues = issuesOf(r.error);
-    throw new AppError('BCK.OAUTH.0018', issues.map((i) => `${i.path}: ${i.message}`).join('; '), { issues });
+    throw new AppError('BCK.OAUTH.0018', {
+      details: issues.map((i) => `${i.path}: ${i.message}`).join('; '),
+      params: { issues },
+    });
   }
   const q = r.data;
   const { client } = target;
   if (!client.allowedConsentTypes.includes(q.scope)) {
-    throw new AppError('BCK.OAUTH.0018', `this client may not ask for ${q.scope} consent`, { scope: q.scope });
+    throw new AppError('BCK.OAUTH.0018', {
+      details: `this client may not ask for ${q.scope} consent`,
+      params: { scope: q.scope },
+    });
   }
   if (q.scope === 'account_access' && !(client.verified && client.accountLevel)) {
     throw new AppError('BCK.OAUTH.0025');
@@ -176,9 +188,10 @@ export const Approve = z.object({ approve: z.boolean().default(true) });
 export async function authorize(ctx: ServiceContext, user: { userId: string }, raw: unknown): Promise<AuthorizeResult> {
   const req = await authorizationRequest(ctx, raw);
   const approve = Approve.safeParse(raw);
-  if (!approve.success) throw new AppError('BCK.HTTP.0400', 'approve: must be a boolean');
+  if (!approve.success) throw new AppError('BCK.HTTP.0400', { details: 'approve: must be a boolean' });
   const wallet = ConsentWallet.safeParse(raw);
-  if (!wallet.success) throw new AppError('BCK.HTTP.0400', 'organization_wallet_id and group_id: must be UUIDs');
+  if (!wallet.success)
+    throw new AppError('BCK.HTTP.0400', { details: 'organization_wallet_id and group_id: must be UUIDs' });
   return decide(ctx, user, req, approve.data.approve, wallet.data);
 }
 

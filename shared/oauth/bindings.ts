@@ -141,6 +141,6 @@ export async function listBindings(
 /** Revokes the user's binding, its tokens and its delegation; revoking a revoked binding is a no-op. */
 export async function revokeBinding(ctx: ServiceContext, userId: string, bindingId: string): Promise<void> {
   const grant = await ctx.db.em().findOne(OAuthGrant, { id: bindingId, userId });
-  if (grant === null) throw new AppError('BCK.OAUTH.0019', `binding ${bindingId} not found`);
+  if (grant === null) throw new AppError('BCK.OAUTH.0019', { details: `binding ${bindingId} not found` });
   await revokeGrant(ctx, grant.id, 'user');
 }

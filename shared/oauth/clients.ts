@@ -68,12 +68,15 @@ const listedOf = (row: ClientRow) => ({ ...viewOf(row), disabled: row.disabledAt
 function invalid(error: z.ZodError): AppError {
   const issue = error.issues[0];
   const where = issue === undefined ? '' : `${issue.path.join('.')}: `;
-  return new AppError('BCK.HTTP.0400', `${where}${issue?.message ?? 'invalid client'}`);
+  return new AppError('BCK.HTTP.0400', { details: `${where}${issue?.message ?? 'invalid client'}` });
 }
 
 const unknownClient = (clientId: string): AppError =>
-  new AppError('BCK.OAUTH.0016', `client ${JSON.stringify(clientId)} is not registered or is disabled`, {
-    clientId,
+  new AppError('BCK.OAUTH.0016', {
+    details: `client ${JSON.stringify(clientId)} is not registered or is disabled`,
+    params: {
+      clientId,
+    },
   });
 
 /**

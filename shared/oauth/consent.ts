@@ -76,11 +76,13 @@ export async function consentFunding(
 ): Promise<OrgFunding | undefined> {
   if (wallet.organization_wallet_id === undefined) {
     if (wallet.group_id !== undefined)
-      throw new AppError('BCK.HTTP.0400', 'group_id: only with organization_wallet_id');
+      throw new AppError('BCK.HTTP.0400', { details: 'group_id: only with organization_wallet_id' });
     return undefined;
   }
   if (consentType !== 'commerce')
-    throw new AppError('BCK.HTTP.0400', 'organization_wallet_id: only a commerce consent pays from a wallet');
+    throw new AppError('BCK.HTTP.0400', {
+      details: 'organization_wallet_id: only a commerce consent pays from a wallet',
+    });
   return orgFundingFor(ctx, userId, wallet.organization_wallet_id, wallet.group_id);
 }
 

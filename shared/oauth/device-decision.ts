@@ -76,8 +76,11 @@ export async function decideDevice(
   await enabledClient(ctx, row.clientId);
   const limit = decision.spending_limit_cents ?? row.spendingLimitCents;
   if (limit > row.spendingLimitCents) {
-    throw new AppError('BCK.HTTP.0400', 'spending_limit_cents may lower the cap the device asked for, not raise it', {
-      requested: toWire(row.spendingLimitCents),
+    throw new AppError('BCK.HTTP.0400', {
+      details: 'spending_limit_cents may lower the cap the device asked for, not raise it',
+      params: {
+        requested: toWire(row.spendingLimitCents),
+      },
     });
   }
   const funding = decision.approve ? await consentFunding(ctx, userId, row.consentType, decision) : undefined;

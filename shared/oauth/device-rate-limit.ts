@@ -5,6 +5,7 @@
 // parallel requests cannot overshoot them (each upsert waits on its bucket's row), and a refused request rolls back,
 // leaving neither a device code nor a count. This endpoint is not a hot path: two small writes per code are cheap.
 import { type SqlTx, int64, timestamp } from '../db/sql.js';
+import { InvariantError } from '../errors/invariant.js';
 
 export interface DeviceRateLimits {
   readonly perAddress: number;
@@ -36,7 +37,7 @@ async function take(tx: SqlTx, bucket: string, limit: number, windowSecs: number
     [bucket, now, windowOver, windowOver, now],
   );
   const row = rows[0];
-  if (row === undefined) throw new Error('device rate upsert returned no row');
+  if (row === undefined) throw new InvariantError('device rate upsert returned no row');
   if (int64(row.used) <= BigInt(limit)) return null;
   // The window may have been opened by a parallel request whose clock read a little later than ours (it held the
   // row while we waited), so what is left can exceed the window by that much: never promise more than one window.

@@ -5,6 +5,7 @@
 import type { ServiceContext } from '../context.js';
 import { int64, timestamp } from '../db/sql.js';
 import { AppError } from '../errors/app-error.js';
+import { InvariantError } from '../errors/invariant.js';
 
 export const MAX_WRONG_GUESSES = 10;
 export const GUESS_WINDOW_SECS = 600;
@@ -26,17 +27,15 @@ async function takeAttempt(ctx: ServiceContext, userId: string): Promise<void> {
     ),
   );
   const row = rows[0];
-  if (row === undefined) throw new Error('attempt upsert returned no row');
+  if (row === undefined) throw new InvariantError('attempt upsert returned no row');
   if (Number(int64(row.failures)) <= MAX_WRONG_GUESSES) return;
   const endsAt = timestamp(row.window_started_at).getTime() + GUESS_WINDOW_SECS * 1000;
   const retryAfter = Math.max(1, Math.ceil((endsAt - now.getTime()) / 1000));
-  throw new AppError(
-    'BCK.OAUTH.0021',
-    `too many wrong user codes: try again in ${retryAfter} seconds`,
-    { retryAfterSecs: retryAfter },
-    {},
-    { 'retry-after': String(retryAfter) },
-  );
+  throw new AppError('BCK.OAUTH.0021', {
+    details: `too many wrong user codes: try again in ${retryAfter} seconds`,
+    params: { retryAfterSecs: retryAfter },
+    headers: { 'retry-after': String(retryAfter) },
+  });
 }
 
 async function giveBack(ctx: ServiceContext, userId: string): Promise<void> {

@@ -23,20 +23,21 @@ export const isUuid = (id: string): boolean => UUID.test(id);
 /** The caller's active membership of `orgId`, or 404 BCK.ORG.0001. */
 export async function memberOf(ctx: ServiceContext, userId: string, orgId: string): Promise<OrgCaller> {
   const m = isUuid(orgId) ? await ctx.db.em().findOne(OrgMembership, { orgId, userId, active: true }) : null;
-  if (m === null) throw new AppError('BCK.ORG.0001', `organization ${orgId} not found`);
+  if (m === null) throw new AppError('BCK.ORG.0001', { details: `organization ${orgId} not found` });
   return { orgId, userId, membershipId: m.id, role: m.role };
 }
 
 /** The same, for what only an Admin may do: 403 BCK.ORG.0002 for a Member. */
 export async function adminOf(ctx: ServiceContext, userId: string, orgId: string): Promise<OrgCaller> {
   const m = await memberOf(ctx, userId, orgId);
-  if (m.role !== 'Admin') throw new AppError('BCK.ORG.0002', 'only an Admin of the organization may do this');
+  if (m.role !== 'Admin')
+    throw new AppError('BCK.ORG.0002', { details: 'only an Admin of the organization may do this' });
   return m;
 }
 
 /** A group of the caller's organization (404 BCK.ORG.0003 otherwise, whatever organization it belongs to). */
 export async function groupIn(em: Em, org: OrgCaller, groupId: string) {
   const g = isUuid(groupId) ? await em.findOne(OrgGroup, { id: groupId, orgId: org.orgId }) : null;
-  if (g === null) throw new AppError('BCK.ORG.0003', `group ${groupId} not found`);
+  if (g === null) throw new AppError('BCK.ORG.0003', { details: `group ${groupId} not found` });
   return g;
 }

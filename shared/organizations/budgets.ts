@@ -15,6 +15,7 @@ import { CURRENCIES } from '../spend/currency.js';
 import { calendarPeriod, currentPeriod, firstPeriod, recordBudgetActivityIn } from '../spend/index.js';
 import { type OrgCaller, groupIn, isUuid } from './access.js';
 import { recordActivity } from './activity.js';
+import { InvariantError } from '../errors/invariant.js';
 
 type Budget = InferEntity<typeof GroupBudget>;
 
@@ -102,7 +103,7 @@ export function budgetView(b: Budget, now: Date): BudgetView {
 }
 
 const budgetNotFound = (budgetId: string): AppError =>
-  new AppError('BCK.ORG.0006', `budget ${budgetId} not found`, { budgetId });
+  new AppError('BCK.ORG.0006', { details: `budget ${budgetId} not found`, params: { budgetId } });
 
 /**
  * The group, if the caller may read its budgets: an Admin reads every group, a Member only the groups they are in.
@@ -113,7 +114,7 @@ async function readableGroup(ctx: ServiceContext, org: OrgCaller, groupId: strin
   const group = await groupIn(em, org, groupId);
   if (org.role === 'Admin') return group;
   const inGroup = await em.findOne(OrgGroupMember, { groupId: group.id, membershipId: org.membershipId });
-  if (inGroup === null) throw new AppError('BCK.ORG.0003', `group ${groupId} not found`);
+  if (inGroup === null) throw new AppError('BCK.ORG.0003', { details: `group ${groupId} not found` });
   return group;
 }
 
@@ -128,7 +129,8 @@ async function budgetOf(ctx: ServiceContext, org: OrgCaller, groupId: string, bu
 
 /** What only an Admin may do: the caller resolved by `adminOf` (403 BCK.ORG.0002 for anyone else). */
 function mustManage(org: OrgCaller): void {
-  if (org.role !== 'Admin') throw new AppError('BCK.ORG.0002', 'only an Admin of the organization may do this');
+  if (org.role !== 'Admin')
+    throw new AppError('BCK.ORG.0002', { details: 'only an Admin of the organization may do this' });
 }
 
 /** Creates a group's budget in one currency (the caller from `adminOf`: access is decided before the body is read). */
@@ -142,13 +144,12 @@ export async function createBudget(
   const em = ctx.db.em();
   const group = await groupIn(em, org, groupId);
   // A deleted (deactivated) group keeps its budgets for the record but takes no new one.
-  if (!group.active) throw new AppError('BCK.ORG.0003', `group ${groupId} not found`);
+  if (!group.active) throw new AppError('BCK.ORG.0003', { details: `group ${groupId} not found` });
   const conflict = (existing?: string) =>
-    new AppError(
-      'BCK.ORG.0008',
-      `group ${group.id} already has a budget in ${input.currency}`,
-      existing === undefined ? {} : { budgetId: existing },
-    );
+    new AppError('BCK.ORG.0008', {
+      details: `group ${group.id} already has a budget in ${input.currency}`,
+      params: existing === undefined ? {} : { budgetId: existing },
+    });
   const existing = await em.findOne(GroupBudget, { groupId: group.id, currency: input.currency });
   if (existing !== null) throw conflict(existing.id);
   const now = ctx.now();
@@ -319,7 +320,7 @@ export async function updateBudget(
         old.amountSpentCents,
         old.periodStart,
       ]);
-      if (n !== 1) throw new Error(`budget ${budgetId} changed under its row lock`);
+      if (n !== 1) throw new InvariantError(`budget ${budgetId} changed under its row lock`);
       const description = `interval ${old.interval} -> ${interval}`;
       await tx.run(JOURNAL_RESTART, [uuidv7(), budgetId, -closing.spentCents, closing.start, description, now]);
       changes.oldInterval = old.interval;
@@ -329,7 +330,7 @@ export async function updateBudget(
     } else if (Object.keys(changes).length > 0) {
       const alerted = pct !== old.alertThresholdPct ? null : old.alertedPeriodStart;
       const n = await tx.run(SET_LIMITS, [limit, pct, alerted, now, budgetId, org.orgId]);
-      if (n !== 1) throw new Error(`budget ${budgetId} changed under its row lock`);
+      if (n !== 1) throw new InvariantError(`budget ${budgetId} changed under its row lock`);
     }
     // In the same transaction: the log has the change exactly when it committed. Nothing changed, nothing logged.
     if (Object.keys(changes).length > 0) {

@@ -32,9 +32,9 @@ export async function addGroupMember(
     const g = await groupIn(tx, caller, groupId);
     const m = await memberIn(tx, caller, memberId);
     // A deactivated group is frozen until reactivated: a member added to it would gain nothing, silently.
-    if (!g.active) throw new AppError('BCK.ORG.0010', `group ${g.id} is inactive`);
+    if (!g.active) throw new AppError('BCK.ORG.0010', { details: `group ${g.id} is inactive` });
     if ((await tx.count(OrgGroupMember, { orgId, groupId: g.id, membershipId: m.id })) > 0)
-      throw new AppError('BCK.ORG.0008', `member ${m.id} is already in group ${g.id}`);
+      throw new AppError('BCK.ORG.0008', { details: `member ${m.id} is already in group ${g.id}` });
     tx.create(OrgGroupMember, { groupId: g.id, membershipId: m.id, orgId, createdAt: now });
     recordActivity(
       tx,
@@ -67,7 +67,7 @@ export async function removeGroupMember(
     const removed = isUuid(memberId)
       ? await tx.nativeDelete(OrgGroupMember, { orgId, groupId: g.id, membershipId: memberId })
       : 0;
-    if (removed === 0) throw new AppError('BCK.ORG.0004', `member ${memberId} is not in group ${g.id}`);
+    if (removed === 0) throw new AppError('BCK.ORG.0004', { details: `member ${memberId} is not in group ${g.id}` });
     const m = await tx.findOne(OrgMembership, { id: memberId, orgId });
     recordActivity(
       tx,

@@ -53,7 +53,7 @@ export async function readableGroup(em: Em, caller: OrgCaller, groupId: string):
     groupId: g.id,
     membershipId: caller.membershipId,
   });
-  if (mine === 0) throw new AppError('BCK.ORG.0003', `group ${groupId} not found`);
+  if (mine === 0) throw new AppError('BCK.ORG.0003', { details: `group ${groupId} not found` });
   return g;
 }
 

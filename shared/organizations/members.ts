@@ -37,7 +37,7 @@ const view = (m: MembershipRow, email: string): MemberView => ({
   createdAt: m.createdAt.toISOString(),
 });
 
-const memberNotFound = (memberId: string) => new AppError('BCK.ORG.0004', `member ${memberId} not found`);
+const memberNotFound = (memberId: string) => new AppError('BCK.ORG.0004', { details: `member ${memberId} not found` });
 
 /** An active member of the caller's organization (404 BCK.ORG.0004 otherwise, whatever organization it is in). */
 export async function memberIn(em: Em, org: Pick<OrgCaller, 'orgId'>, memberId: string): Promise<MembershipRow> {
@@ -59,7 +59,8 @@ async function userNamed(ctx: ServiceContext, input: AddMemberInput) {
     input.userId !== undefined
       ? await em.findOne(User, { id: input.userId })
       : await em.findOne(User, { email: input.email ?? '' });
-  if (user === null) throw new AppError('BCK.ORG.0004', `user ${input.userId ?? input.email ?? ''} not found`);
+  if (user === null)
+    throw new AppError('BCK.ORG.0004', { details: `user ${input.userId ?? input.email ?? ''} not found` });
   return user;
 }
 
@@ -80,7 +81,7 @@ export async function addMember(
     await lockAsAdmin(tx, caller);
     const existing = await tx.findOne(OrgMembership, { orgId, userId: user.id });
     if (existing?.active === true)
-      throw new AppError('BCK.ORG.0008', `user ${user.id} is already a member of organization ${orgId}`);
+      throw new AppError('BCK.ORG.0008', { details: `user ${user.id} is already a member of organization ${orgId}` });
     let row: MembershipRow;
     if (existing === null) {
       row = tx.create(OrgMembership, {
@@ -147,7 +148,9 @@ async function keepAnAdmin(tx: Em, target: MembershipRow): Promise<void> {
     id: { $ne: target.id },
   });
   if (others === 0)
-    throw new AppError('BCK.ORG.0009', `member ${target.id} is the last Admin of organization ${target.orgId}`);
+    throw new AppError('BCK.ORG.0009', {
+      details: `member ${target.id} is the last Admin of organization ${target.orgId}`,
+    });
 }
 
 /** Sets a member's role; setting the role it has already changes nothing and records nothing. */

@@ -16,6 +16,7 @@ import type { OrgCaller } from './access.js';
 export async function lockAsAdmin(tx: Em, caller: OrgCaller): Promise<void> {
   await emSql(tx).run('UPDATE organization SET name = name WHERE id = ?', [caller.orgId]);
   const me = await tx.findOne(OrgMembership, { id: caller.membershipId, orgId: caller.orgId, active: true });
-  if (me === null) throw new AppError('BCK.ORG.0001', `organization ${caller.orgId} not found`);
-  if (me.role !== 'Admin') throw new AppError('BCK.ORG.0002', 'only an Admin of the organization may do this');
+  if (me === null) throw new AppError('BCK.ORG.0001', { details: `organization ${caller.orgId} not found` });
+  if (me.role !== 'Admin')
+    throw new AppError('BCK.ORG.0002', { details: 'only an Admin of the organization may do this' });
 }

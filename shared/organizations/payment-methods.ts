@@ -78,7 +78,7 @@ async function paymentMethodIn(em: Em, org: OrgCaller, paymentMethodId: string) 
   const p = isUuid(paymentMethodId)
     ? await em.findOne(OrgPaymentMethod, { id: paymentMethodId, orgId: org.orgId })
     : null;
-  if (p === null) throw new AppError('BCK.ORG.0007', `payment method ${paymentMethodId} not found`);
+  if (p === null) throw new AppError('BCK.ORG.0007', { details: `payment method ${paymentMethodId} not found` });
   return p;
 }
 
@@ -147,7 +147,9 @@ export async function sharePaymentMethod(
       [paymentMethodId, groupId, org.orgId, now],
     );
     if (n !== 1) {
-      throw new AppError('BCK.ORG.0008', `payment method ${paymentMethodId} is already shared with group ${groupId}`);
+      throw new AppError('BCK.ORG.0008', {
+        details: `payment method ${paymentMethodId} is already shared with group ${groupId}`,
+      });
     }
     await requireStillActive(tx, org.orgId, groupId);
     recordActivity(

@@ -8,6 +8,7 @@ import type { ServiceContext } from '../context.js';
 import { type SqlTx, emSql } from '../db/sql.js';
 import { AppError } from '../errors/app-error.js';
 import { type GroupBudgetAccount, groupBudgetAccount } from '../spend/index.js';
+import { InvariantError } from '../errors/invariant.js';
 
 const MAY_SPEND = `select b.id as budget_id, g.org_id as org_id
   from org_wallet_share s
@@ -32,16 +33,18 @@ export interface OrgSpend {
 export async function groupBudgetForSpendIn(tx: SqlTx, o: OrgSpend): Promise<GroupBudgetAccount> {
   const [row] = await tx.all(LOCKED[tx.dialect], [o.userId, o.currency, o.walletId, o.groupId]);
   if (row === undefined) {
-    throw new AppError(
-      'BCK.ROUTER.0003',
-      `organization wallet ${o.walletId} is no longer available to this member through group ${o.groupId} (unshared, group deactivated, or member removed)`,
-      { groupId: o.groupId },
-    );
+    throw new AppError('BCK.ROUTER.0003', {
+      details: `organization wallet ${o.walletId} is no longer available to this member through group ${o.groupId} (unshared, group deactivated, or member removed)`,
+      params: { groupId: o.groupId },
+    });
   }
   if (row.budget_id === null || row.budget_id === undefined) {
-    throw new AppError('BCK.ROUTER.0003', `group ${o.groupId} has no budget in ${o.currency}`, {
-      groupId: o.groupId,
-      currency: o.currency,
+    throw new AppError('BCK.ROUTER.0003', {
+      details: `group ${o.groupId} has no budget in ${o.currency}`,
+      params: {
+        groupId: o.groupId,
+        currency: o.currency,
+      },
     });
   }
   return groupBudgetAccount(String(row.budget_id), String(row.org_id));
@@ -70,7 +73,7 @@ export async function orgOrderPayerIn(
     currency: d.currency,
   });
   const [wallet] = await tx.all('select address from org_wallet where id = ?', [d.orgWalletId]);
-  if (wallet === undefined) throw new Error(`organization wallet ${d.orgWalletId} is shared but missing`);
+  if (wallet === undefined) throw new InvariantError(`organization wallet ${d.orgWalletId} is shared but missing`);
   return { address: String(wallet.address), budget };
 }
 
@@ -112,15 +115,18 @@ export async function orgFundingFor(
     [userId, walletId],
   );
   const groups = rows.map((r) => String(r.group_id));
-  if (groups.length === 0) throw new AppError('BCK.ORG.0005', `wallet ${walletId} not found`);
+  if (groups.length === 0) throw new AppError('BCK.ORG.0005', { details: `wallet ${walletId} not found` });
   if (groupId !== undefined) {
-    if (!groups.includes(groupId)) throw new AppError('BCK.ORG.0003', `group ${groupId} not found`);
+    if (!groups.includes(groupId)) throw new AppError('BCK.ORG.0003', { details: `group ${groupId} not found` });
     return { orgWalletId: walletId, groupId };
   }
   const [only, ...more] = groups;
   if (only === undefined || more.length > 0) {
-    throw new AppError('BCK.HTTP.0400', 'body.groupId: the wallet is shared with several of your groups; name one', {
-      issues: ['body.groupId: required'],
+    throw new AppError('BCK.HTTP.0400', {
+      details: 'body.groupId: the wallet is shared with several of your groups; name one',
+      params: {
+        issues: ['body.groupId: required'],
+      },
     });
   }
   return { orgWalletId: walletId, groupId: only };

@@ -14,7 +14,7 @@ import { memberGroupIds } from './member-groups.js';
 import { type WalletRecord, walletIn, walletRecord } from './wallets.js';
 
 const inactiveGroup = (groupId: string) =>
-  new AppError('BCK.ORG.0010', `group ${groupId} is deactivated: it takes no new shares`);
+  new AppError('BCK.ORG.0010', { details: `group ${groupId} is deactivated: it takes no new shares` });
 
 /** A group of the organization that may take a new share: active, else 409 BCK.ORG.0010. */
 export async function activeGroupIn(em: Em, org: OrgCaller, groupId: string) {
@@ -52,7 +52,8 @@ export async function shareWallet(
       'insert into org_wallet_share (wallet_id, group_id, org_id, created_at) values (?, ?, ?, ?) on conflict (wallet_id, group_id) do nothing',
       [walletId, groupId, org.orgId, now],
     );
-    if (n !== 1) throw new AppError('BCK.ORG.0008', `wallet ${walletId} is already shared with group ${groupId}`);
+    if (n !== 1)
+      throw new AppError('BCK.ORG.0008', { details: `wallet ${walletId} is already shared with group ${groupId}` });
     await requireStillActive(tx, org.orgId, groupId);
     recordActivity(
       tx,
@@ -84,7 +85,8 @@ export async function unshareWallet(
   await em.transactional(async (tx) => {
     // The delete first, for the same reason as the share's insert; zero rows: it was not shared.
     const n = await tx.nativeDelete(OrgWalletShare, { walletId, groupId, orgId: org.orgId });
-    if (n !== 1) throw new AppError('BCK.ORG.0020', `wallet ${walletId} is not shared with group ${groupId}`);
+    if (n !== 1)
+      throw new AppError('BCK.ORG.0020', { details: `wallet ${walletId} is not shared with group ${groupId}` });
     recordActivity(
       tx,
       {
@@ -132,7 +134,7 @@ export async function groupWallets(
   const em = ctx.db.em();
   await groupIn(em, org, groupId);
   if (org.role !== 'Admin' && !(await memberGroupIds(em, org)).includes(groupId)) {
-    throw new AppError('BCK.ORG.0003', `group ${groupId} not found`);
+    throw new AppError('BCK.ORG.0003', { details: `group ${groupId} not found` });
   }
   const shares = await em.find(OrgWalletShare, { groupId, orgId: org.orgId });
   if (shares.length === 0) return [];

@@ -13,6 +13,7 @@ import { line } from '../text.js';
 import { type OrgCaller, adminOf, isUuid, memberOf } from './access.js';
 import { recordActivity } from './activity.js';
 import { memberGroupIds } from './member-groups.js';
+import { InvariantError } from '../errors/invariant.js';
 
 export const CreateWalletBody = z.strictObject({ label: line(100, { trim: true }).min(1) });
 export type CreateWalletInput = z.output<typeof CreateWalletBody>;
@@ -45,7 +46,7 @@ export const walletRecord = (w: WalletRow): WalletRecord => ({
   createdAt: w.createdAt,
 });
 
-const walletNotFound = (walletId: string) => new AppError('BCK.ORG.0005', `wallet ${walletId} not found`);
+const walletNotFound = (walletId: string) => new AppError('BCK.ORG.0005', { details: `wallet ${walletId} not found` });
 
 /**
  * A wallet of the caller's organization that the caller may see: any for an Admin, for a Member one shared with
@@ -149,6 +150,6 @@ export async function orgWalletKeyOf(ctx: ServiceContext, walletId: string): Pro
   const key = ctx.box.open(w.walletKeyEnc);
   // A key that does not open to a private key is a corrupt row or a wrong SECRETS_KEY: an internal error, and
   // its text stays out of the message.
-  if (!isPrivateKey(key)) throw new Error(`the key of wallet ${walletId} is not a private key`);
+  if (!isPrivateKey(key)) throw new InvariantError(`the key of wallet ${walletId} is not a private key`);
   return key;
 }

@@ -13,7 +13,7 @@ import { type AgentRecord, type AgentRow, type PlanRecord, agentRecord, planReco
 import { type AgentInput, type AgentUpdate, isAgentId } from './schemas.js';
 
 export const agentNotFound = (agentId: string): AppError =>
-  new AppError('BCK.PROTOCOL.0004', 'agent not found', { agentId: agentId.slice(0, 100) });
+  new AppError('BCK.PROTOCOL.0004', { details: 'agent not found', params: { agentId: agentId.slice(0, 100) } });
 
 const visibleTo = (callerId: string) => ({ $or: [{ listed: true }, { ownerId: callerId }] });
 
@@ -184,9 +184,12 @@ export async function detachPlan(
   await assertOwnsPlan(em, callerId, planId);
   const removed = await em.nativeDelete(AgentPlan, { agentId, planId });
   if (removed === 0) {
-    throw new AppError('BCK.PROTOCOL.0040', `plan ${planId} is not attached to this agent`, {
-      agentId,
-      planId: String(planId),
+    throw new AppError('BCK.PROTOCOL.0040', {
+      details: `plan ${planId} is not attached to this agent`,
+      params: {
+        agentId,
+        planId: String(planId),
+      },
     });
   }
 }

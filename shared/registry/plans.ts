@@ -10,7 +10,10 @@ import { type AgentRecord, type PlanRecord, type PlanRow, agentRecord, planRecor
 import { type CreditsConfig, type PlanInput, type PlanUpdate, type PriceConfig, planIdOf } from './schemas.js';
 
 export const planNotFound = (planId: number | string): AppError =>
-  new AppError('BCK.PROTOCOL.0003', `plan ${String(planId)} not found`, { planId: String(planId) });
+  new AppError('BCK.PROTOCOL.0003', {
+    details: `plan ${String(planId)} not found`,
+    params: { planId: String(planId) },
+  });
 
 /** The integer id named by a path segment; anything that cannot be a plan id is the 404 of an unknown plan. */
 export function requirePlanId(value: string | undefined): number {

@@ -18,13 +18,16 @@ const UpstreamBase = z
 
 export async function addCatalogEntry(ctx: ServiceContext, slugInput: string, urlInput: string) {
   const slug = Slug.safeParse(slugInput);
-  if (!slug.success) throw new AppError('BCK.HTTP.0400', `--slug ${slug.error.issues[0]?.message ?? 'is invalid'}`);
+  if (!slug.success)
+    throw new AppError('BCK.HTTP.0400', { details: `--slug ${slug.error.issues[0]?.message ?? 'is invalid'}` });
   const url = UpstreamBase.safeParse(urlInput);
-  if (!url.success) throw new AppError('BCK.HTTP.0400', '--url must be an absolute http(s) URL without credentials');
+  if (!url.success)
+    throw new AppError('BCK.HTTP.0400', { details: '--url must be an absolute http(s) URL without credentials' });
   // The proxy would refuse a private or internal base at every call (and name it in the refusal): refuse it here,
   // under the same policy (ROUTER_ALLOW_PRIVATE_TARGETS), where only the operator sees the reason.
   const policy = parseTargetUrl(url.data, { allowPrivate: ctx.config.ROUTER_ALLOW_PRIVATE_TARGETS });
-  if (!policy.ok) throw new AppError('BCK.HTTP.0400', `--url is refused by the outbound policy: ${policy.reason}`);
+  if (!policy.ok)
+    throw new AppError('BCK.HTTP.0400', { details: `--url is refused by the outbound policy: ${policy.reason}` });
   const base = new URL(url.data);
   base.hash = '';
   await ctx.db.em().upsert(CatalogEntry, { slug: slug.data, upstreamUrl: base.toString(), createdAt: ctx.now() });
@@ -70,10 +73,13 @@ export async function resolveSlug(
   search = '',
 ): Promise<URL> {
   const entry = Slug.safeParse(slug).success ? await ctx.db.em().findOne(CatalogEntry, { slug }) : null;
-  if (entry === null) throw new AppError('BCK.ROUTER.0001', `unknown slug ${JSON.stringify(slug.slice(0, 64))}`);
+  if (entry === null)
+    throw new AppError('BCK.ROUTER.0001', { details: `unknown slug ${JSON.stringify(slug.slice(0, 64))}` });
   const segments = path === undefined ? [] : safePathSegments(path);
   if (segments === undefined)
-    throw new AppError('BCK.ROUTER.0001', 'path must be plain path segments (no //, @, .., \\ or absolute URL)');
+    throw new AppError('BCK.ROUTER.0001', {
+      details: 'path must be plain path segments (no //, @, .., \\ or absolute URL)',
+    });
   const url = joinSlugPath(entry.upstreamUrl, segments);
   if (search !== '') url.search = search;
   return url;
@@ -93,11 +99,13 @@ export function joinSlugPath(base: string, segments: readonly string[]): URL {
  */
 export function slugUpstreamError(outcome: Refused | Failed, slug: string): AppError {
   if (outcome.type === 'refused') {
-    return new AppError(
-      'BCK.ROUTER.0001',
-      `the upstream of slug ${slug} cannot be called (refused by the outbound policy)`,
-      { slug },
-    );
+    return new AppError('BCK.ROUTER.0001', {
+      details: `the upstream of slug ${slug} cannot be called (refused by the outbound policy)`,
+      params: { slug },
+    });
   }
-  return new AppError('BCK.HTTP.0502', `the upstream of slug ${slug} could not be reached`, { slug });
+  return new AppError('BCK.HTTP.0502', {
+    details: `the upstream of slug ${slug} could not be reached`,
+    params: { slug },
+  });
 }

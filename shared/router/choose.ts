@@ -46,7 +46,7 @@ export function chooseOptions(
 }
 
 export function refusal(none: NoChoice): AppError {
-  return new AppError(none.code, none.message, { reason: none.reason });
+  return new AppError(none.code, { details: none.message, params: { reason: none.reason } });
 }
 
 /**

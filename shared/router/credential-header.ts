@@ -1,4 +1,5 @@
 import { type CredentialHeader, credentialHeaderRefusal } from '../upstream/index.js';
+import { InvariantError } from '../errors/invariant.js';
 
 /**
  * The signed payment's header as the outbound module attaches it (after scrubbing, so it replaces any caller field
@@ -8,6 +9,6 @@ import { type CredentialHeader, credentialHeaderRefusal } from '../upstream/inde
  */
 export function toCredentialHeader(h: { name: string; value: string }): CredentialHeader {
   const refused = credentialHeaderRefusal(h.name);
-  if (refused !== undefined) throw new Error(`unexpected credential header ${h.name}: ${refused}`);
+  if (refused !== undefined) throw new InvariantError(`unexpected credential header ${h.name}: ${refused}`);
   return { name: h.name.toLowerCase(), value: h.value };
 }

@@ -57,7 +57,8 @@ async function waitForFirst(services: RouterServices, first: Promise<string | un
   });
   const paymentId = await Promise.race([first, timeout]);
   clearTimeout(timer);
-  if (paymentId === undefined) throw new AppError('BCK.ROUTER.0002', 'a request with this requestId is in flight');
+  if (paymentId === undefined)
+    throw new AppError('BCK.ROUTER.0002', { details: 'a request with this requestId is in flight' });
   throw duplicateError(paymentId);
 }
 

@@ -20,11 +20,13 @@ import { choiceProtocol, countPayment, countRefusedPayment, protocolLabel } from
 function answerOf(body: MintBody): UpstreamAnswer {
   const t = body.target as Record<string, unknown>;
   if (body.protocol === 'mpp') {
-    if (typeof t.challenge !== 'string') throw new AppError('BCK.ROUTER.0001', 'target.challenge is required for mpp');
+    if (typeof t.challenge !== 'string')
+      throw new AppError('BCK.ROUTER.0001', { details: 'target.challenge is required for mpp' });
     const challenge = t.challenge;
     return { header: (n) => (n.toLowerCase() === 'www-authenticate' ? challenge : undefined) };
   }
-  if (!Array.isArray(t.accepts)) throw new AppError('BCK.ROUTER.0001', 'target.accepts is required for x402');
+  if (!Array.isArray(t.accepts))
+    throw new AppError('BCK.ROUTER.0001', { details: 'target.accepts is required for x402' });
   if (t.x402Version === 1) {
     // Encoding a v1 target (JSON.stringify) would overflow the stack on a few thousand levels (RangeError, a 500):
     // refused as the malformed offer it is, with the refusal the decoder gives a deep 402 (json-depth.ts). A v2
@@ -51,7 +53,7 @@ export async function mintCredential(services: RouterServices, principal: ApiKey
       const payer = await payerOf(services, principal, delegation);
       choice = chooseFromAnswer(services, delegation, answer, payer.address, payer.organization?.memberWallet);
       if (choice.type !== body.protocol)
-        throw new AppError('BCK.ROUTER.0001', `target is not a fundable ${body.protocol} offer`);
+        throw new AppError('BCK.ROUTER.0001', { details: `target is not a fundable ${body.protocol} offer` });
       issued = await issuePayment(services, {
         principal,
         delegation,

@@ -133,7 +133,7 @@ export async function payAndResend<B>(
       args.slug === undefined
         ? [`the paid call to the merchant failed: ${response.reason}`, { reason: response.reason }]
         : [`the paid call to the upstream of slug ${args.slug} failed`, { slug: args.slug }];
-    throw new AppError('BCK.HTTP.0502', details, { ...params, paymentId }, { paymentId });
+    throw new AppError('BCK.HTTP.0502', { details, params: { ...params, paymentId }, extra: { paymentId } });
   }
   const done = await recordOutcome(
     services,

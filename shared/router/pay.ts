@@ -78,12 +78,15 @@ export async function issuePayment(services: RouterServices, req: PayRequest): P
   const { ctx } = services;
   const leg = legOf(req.choice);
   if (!currencyPays(req.delegation.currency, leg.asset.symbol)) {
-    throw new AppError('BCK.ROUTER.0001', `a ${req.delegation.currency} delegation cannot pay ${leg.asset.symbol}`);
+    throw new AppError('BCK.ROUTER.0001', {
+      details: `a ${req.delegation.currency} delegation cannot pay ${leg.asset.symbol}`,
+    });
   }
   // Choosing refuses these already; checked again here, before anything is signed or written, because a payment
   // to the zero address or to the buyer itself is money lost whichever path asked for it.
   const payee = payeeRefusal(leg.recipient, req.payer.address, req.payer.organization?.memberWallet);
-  if (payee !== undefined) throw new AppError('BCK.ROUTER.0001', payee.detail, { reason: payee.reason });
+  if (payee !== undefined)
+    throw new AppError('BCK.ROUTER.0001', { details: payee.detail, params: { reason: payee.reason } });
   // Mode A collects a fee only when requestId is given (router-modea.test.ts "x402 without requestId"); MPP pays
   // the merchant leg only (a challenge is one authorization to one recipient: there is no second leg to sign).
   const chargeFee = req.choice.type === 'x402' && (req.mode !== 'credential' || req.requestId !== undefined);
@@ -183,7 +186,7 @@ export async function issuePayment(services: RouterServices, req: PayRequest): P
       );
     if (err instanceof SpendRefused) throw spendRefusalError(err);
     if (err instanceof InsufficientFunds)
-      throw new AppError('BCK.ROUTER.0009', `wallet ${buyer} holds too little ${leg.asset.symbol}`);
+      throw new AppError('BCK.ROUTER.0009', { details: `wallet ${buyer} holds too little ${leg.asset.symbol}` });
     throw err;
   }
   req.claim?.spent(paymentId);

@@ -3,6 +3,7 @@
 import type { RouterPrincipal } from './principal.js';
 import type { DelegationRow } from './delegation-snapshot.js';
 import type { RouterServices } from './services.js';
+import { InvariantError } from '../errors/invariant.js';
 
 export interface Payer {
   /** The wallet that signs and whose balance moves. */
@@ -30,7 +31,7 @@ export async function payerOf(
     return { address: principal.walletAddress, key: () => services.walletKeys.get(principal.userId) };
   }
   // Creation always names the group; a row without one must never fall back to the member's own wallet.
-  if (delegation.groupId == null) throw new Error(`delegation ${delegation.id} names a wallet but no group`);
+  if (delegation.groupId == null) throw new InvariantError(`delegation ${delegation.id} names a wallet but no group`);
   const wallet = await services.walletKeys.orgWallet(delegation.orgWalletId);
   return {
     address: wallet.address,

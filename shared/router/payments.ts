@@ -197,24 +197,22 @@ export async function duplicateOf(
   }
   const paid = (await ctx.db.em().findOne(RouterPayment, { userId, authNonce }, { fields: ['id'] }))?.id;
   if (paid !== undefined) {
-    return new AppError(
-      'BCK.ROUTER.0013',
-      `this challenge was paid already: payment ${paid}`,
-      { paymentId: paid },
-      { paymentId: paid },
-    );
+    return new AppError('BCK.ROUTER.0013', {
+      details: `this challenge was paid already: payment ${paid}`,
+      params: { paymentId: paid },
+      extra: { paymentId: paid },
+    });
   }
   // The row that held the key is gone again (rolled back meanwhile): the original error.
   return cause;
 }
 
 export function duplicateError(paymentId: string): AppError {
-  return new AppError(
-    'BCK.ROUTER.0002',
-    `a payment exists for this requestId: ${paymentId}`,
-    { paymentId },
-    { paymentId },
-  );
+  return new AppError('BCK.ROUTER.0002', {
+    details: `a payment exists for this requestId: ${paymentId}`,
+    params: { paymentId },
+    extra: { paymentId },
+  });
 }
 
 /**
@@ -233,7 +231,7 @@ export async function recordSettled(
   // A transaction hash is hex: compared and stored in lower case, so 0xAB.. and 0xab.. are the same hash.
   const hash = txHash.toLowerCase();
   const row = await ctx.db.em().findOne(RouterPayment, { id: paymentId, userId });
-  if (row === null) throw new AppError('BCK.ROUTER.0004', `payment ${paymentId} not found`);
+  if (row === null) throw new AppError('BCK.ROUTER.0004', { details: `payment ${paymentId} not found` });
   const sameHash = (r: { status: string; txHash?: string | null | undefined }) =>
     r.status === 'Settled' && r.txHash?.toLowerCase() === hash;
   if (sameHash(row)) return paymentRecord(row); // same hash again: no-op
@@ -250,10 +248,9 @@ export async function recordSettled(
     // Lost a race (another /settled, or the paid call's outcome): read what won; the same hash is still a no-op.
     const now = await ctx.db.em().findOneOrFail(RouterPayment, { id: paymentId });
     if (sameHash(now)) return paymentRecord(now);
-    throw new AppError(
-      'BCK.ROUTER.0005',
-      `payment ${paymentId} is ${now.status}${now.txHash ? ' with another txHash' : ''}`,
-    );
+    throw new AppError('BCK.ROUTER.0005', {
+      details: `payment ${paymentId} is ${now.status}${now.txHash ? ' with another txHash' : ''}`,
+    });
   }
   return paymentRecord(await ctx.db.em().findOneOrFail(RouterPayment, { id: paymentId }));
 }
@@ -265,12 +262,14 @@ async function checkSettlingTransaction(
   row: { id: string; asset: string; authNonce?: string | null | undefined },
   hash: string,
 ): Promise<bigint> {
-  if (!/^0x[0-9a-f]{64}$/.test(hash)) throw new AppError('BCK.ROUTER.0014', `no transaction has the hash ${hash}`);
+  if (!/^0x[0-9a-f]{64}$/.test(hash))
+    throw new AppError('BCK.ROUTER.0014', { details: `no transaction has the hash ${hash}` });
   const mined = await chain.minedTransaction(hash as Hex).catch((err: unknown) => {
     throw err instanceof ChainUnavailable ? chainUnavailableError(err) : err;
   });
-  if (mined === undefined) throw new AppError('BCK.ROUTER.0014', `transaction ${hash} is not mined on chain`);
-  if (mined.status !== 'success') throw new AppError('BCK.ROUTER.0015', `transaction ${hash} reverted`);
+  if (mined === undefined)
+    throw new AppError('BCK.ROUTER.0014', { details: `transaction ${hash} is not mined on chain` });
+  if (mined.status !== 'success') throw new AppError('BCK.ROUTER.0015', { details: `transaction ${hash} reverted` });
   // The payer is the reservation's wallet (a payment written under the ledger backend has none: nonce and token decide).
   const reservation = await ctx.db.em().findOne(ChainReservation, { id: row.id }, { fields: ['address'] });
   const nonce = row.authNonce?.toLowerCase();
@@ -281,7 +280,9 @@ async function checkSettlingTransaction(
       (reservation === null || a.authorizer.toLowerCase() === reservation.address.toLowerCase()),
   );
   if (!used)
-    throw new AppError('BCK.ROUTER.0016', `transaction ${hash} did not use the authorization of payment ${row.id}`);
+    throw new AppError('BCK.ROUTER.0016', {
+      details: `transaction ${hash} did not use the authorization of payment ${row.id}`,
+    });
   return mined.blockNumber;
 }
 

@@ -52,11 +52,10 @@ function responseOrThrow(
 ): Extract<UpstreamResult, { type: 'response' }> {
   if (r.type === 'response') return r;
   if (r.type === 'refused' && r.reason === REASON.responseTooLarge) {
-    throw new AppError(
-      'BCK.ROUTER.0001',
-      `the merchant's answer exceeds the ${limit} bytes /router/route buffers (ROUTER_MAX_ROUTE_BODY_BYTES); /router/proxy streams it`,
-      { reason: r.reason, limitBytes: limit },
-    );
+    throw new AppError('BCK.ROUTER.0001', {
+      details: `the merchant's answer exceeds the ${limit} bytes /router/route buffers (ROUTER_MAX_ROUTE_BODY_BYTES); /router/proxy streams it`,
+      params: { reason: r.reason, limitBytes: limit },
+    });
   }
   // A slug's upstream is never shown: the outbound module's reasons name hosts and addresses.
   throw slug === undefined ? upstreamAppError(r) : slugUpstreamError(r, slug);
@@ -67,7 +66,8 @@ export async function targetUrl(
   body: Pick<RouteBody, 'url' | 'slug' | 'path'>,
 ): Promise<string> {
   if (body.slug !== undefined) return (await resolveSlug(services.ctx, body.slug, body.path)).toString();
-  if (body.url === undefined) throw new AppError('BCK.ROUTER.0001', 'exactly one of url and slug is required');
+  if (body.url === undefined)
+    throw new AppError('BCK.ROUTER.0001', { details: 'exactly one of url and slug is required' });
   return body.url;
 }
 
@@ -78,7 +78,8 @@ export async function targetUrl(
  */
 export function routerSlot(services: RouterServices, principal: RouterPrincipal): () => void {
   const release = services.limiter.acquire(principal.userId);
-  if (release === undefined) throw new AppError('BCK.ROUTER.0007', 'too many router calls in flight for this user');
+  if (release === undefined)
+    throw new AppError('BCK.ROUTER.0007', { details: 'too many router calls in flight for this user' });
   return release;
 }
 
@@ -104,7 +105,7 @@ export async function routePaid(
   // Refused before anything is held: a body we could not serialize would otherwise throw (a 500) below.
   if (exceedsJsonDepth(body.body, MAX_ROUTE_JSON_DEPTH)) {
     const issue = `body.body: nests arrays/objects deeper than ${MAX_ROUTE_JSON_DEPTH} levels`;
-    throw new AppError('BCK.ROUTER.0001', issue, { issues: [issue] });
+    throw new AppError('BCK.ROUTER.0001', { details: issue, params: { issues: [issue] } });
   }
   return withClaim(
     services,

@@ -18,10 +18,16 @@ export async function spendableDelegation(
   const account = delegationAccount(delegationId, principal.userId);
   if (d === null) throw refusalError(account, { reason: 'not_found' });
   if (d.provider !== 'erc4337')
-    throw new AppError('BCK.ROUTER.0001', 'the router pays with erc4337 delegations only', { delegationId });
+    throw new AppError('BCK.ROUTER.0001', {
+      details: 'the router pays with erc4337 delegations only',
+      params: { delegationId },
+    });
   // A key-bound delegation is spent only by its key (a grant's delegation is bound to no key).
   if (d.apiKeyId != null && (principal.kind !== 'apiKey' || d.apiKeyId !== principal.apiKeyId)) {
-    throw new AppError('BCK.ROUTER.0003', 'this API key may not spend against the delegation', { delegationId });
+    throw new AppError('BCK.ROUTER.0003', {
+      details: 'this API key may not spend against the delegation',
+      params: { delegationId },
+    });
   }
   // Any payment charges at least one cent: a cap with nothing left is refused here (as "exhausted").
   const refused = predictDelegationRefusal(d, 1n, services.ctx.now());

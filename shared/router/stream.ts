@@ -76,7 +76,7 @@ export async function proxyStream(
       const text = await readAll(probe.body, MAX_402_BODY_BYTES).catch((err: unknown) => {
         throw err instanceof UpstreamStreamError
           ? upstreamAppError(err.outcome)
-          : new AppError('BCK.HTTP.0502', "the merchant's 402 answer broke off");
+          : new AppError('BCK.HTTP.0502', { details: "the merchant's 402 answer broke off" });
       });
       const {
         issued,

@@ -11,6 +11,7 @@ import type { Db } from '../db/orm.js';
 import type { SqlTx } from '../db/sql.js';
 import { KEY_CHECK_ID, readKeyCheck } from './key-check.js';
 import { SEALED_COLUMNS, type SealedColumn } from './sealed-columns.js';
+import { InvariantError } from '../errors/invariant.js';
 
 /** Rows read per statement: bounds memory, whatever the size of a table. */
 const PAGE = 500;
@@ -66,7 +67,7 @@ async function resealColumn(tx: SqlTx, c: SealedColumn, from: SecretBox, to: Sec
         );
       }
       if ((await tx.run(update, [to.seal(plain), key, sealed])) !== 1) {
-        throw new Error(`${c.table} row ${key} changed during the rotation`);
+        throw new InvariantError(`${c.table} row ${key} changed during the rotation`);
       }
       resealed += 1;
     }

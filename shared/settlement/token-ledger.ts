@@ -69,7 +69,8 @@ async function credit(tx: SqlTx, address: string, asset: string, amount: bigint,
                 else token_balance.balance >= -${MAX_INT64} - excluded.balance end`,
     [address, asset, amount, now],
   );
-  if (n !== 1) throw new AppError('BCK.HTTP.0400', `the balance of ${address} would leave the 64-bit range`);
+  if (n !== 1)
+    throw new AppError('BCK.HTTP.0400', { details: `the balance of ${address} would leave the 64-bit range` });
 }
 
 const JOURNAL_COLUMNS =

@@ -65,7 +65,7 @@ export function accountParams(account: CappedAccount): Record<string, string> {
  * threw (SpendRefused) and for one predicted from a snapshot before it (an early refusal of the same condition).
  */
 export function refusalError(account: CappedAccount, why: RefusalCause): AppError {
-  return new AppError('BCK.ROUTER.0003', describeRefusal(account, why), accountParams(account));
+  return new AppError('BCK.ROUTER.0003', { details: describeRefusal(account, why), params: accountParams(account) });
 }
 
 export const spendRefusalError = (refused: SpendRefused): AppError => refusalError(refused.account, refused.why);

@@ -7,8 +7,12 @@ import { AppError } from '../errors/app-error.js';
 import type { Failed, Refused } from './outcomes.js';
 
 export function upstreamAppError(outcome: Refused | Failed): AppError {
-  if (outcome.type === 'refused') return new AppError('BCK.ROUTER.0001', outcome.reason, { reason: outcome.reason });
-  return new AppError('BCK.HTTP.0502', `The merchant could not be reached: ${outcome.reason}`, {
-    reason: outcome.reason,
+  if (outcome.type === 'refused')
+    return new AppError('BCK.ROUTER.0001', { details: outcome.reason, params: { reason: outcome.reason } });
+  return new AppError('BCK.HTTP.0502', {
+    details: `The merchant could not be reached: ${outcome.reason}`,
+    params: {
+      reason: outcome.reason,
+    },
   });
 }

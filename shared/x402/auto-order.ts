@@ -34,6 +34,7 @@ import {
 } from '../spend/index.js';
 import { delegationCanPay, planPrice } from '../credits/funding.js';
 import type { PermissionRow } from './permissions.js';
+import { InvariantError } from '../errors/invariant.js';
 
 /**
  * `refused` with `released`: a reservation was made and given back in this transaction, and the caller commits
@@ -71,7 +72,7 @@ export async function orderAgainstDelegationIn(
   let payer: { address: string; budget?: GroupBudgetAccount } = { address: permission.ownerAddress };
   if (delegation.orgWalletId != null) {
     // Creation always names the group; a row without one must never fall back to the member's own wallet.
-    if (delegation.groupId == null) throw new Error(`delegation ${delegation.id} names a wallet but no group`);
+    if (delegation.groupId == null) throw new InvariantError(`delegation ${delegation.id} names a wallet but no group`);
     const org = { orgWalletId: delegation.orgWalletId, groupId: delegation.groupId, currency: delegation.currency };
     try {
       payer = await orgOrderPayerIn(sql, org, permission.userId);

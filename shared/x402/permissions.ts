@@ -100,12 +100,15 @@ export function permissionRecord(row: PermissionRow, usedCredits: bigint): Permi
 }
 
 const notFound = (permissionHash: string): AppError =>
-  new AppError('BCK.X402.0001', `permission ${permissionHash.slice(0, 66)} not found`, {
-    permissionHash: permissionHash.slice(0, 66),
+  new AppError('BCK.X402.0001', {
+    details: `permission ${permissionHash.slice(0, 66)} not found`,
+    params: {
+      permissionHash: permissionHash.slice(0, 66),
+    },
   });
 
 const badDelegation = (why: string, delegationId: string): AppError =>
-  new AppError('BCK.X402.0003', why, { delegationId: delegationId.slice(0, 100) });
+  new AppError('BCK.X402.0003', { details: why, params: { delegationId: delegationId.slice(0, 100) } });
 
 /** The delegation a new permission names: the caller's own, of a provider fitting the scheme, still usable. */
 async function backingDelegation(
@@ -118,10 +121,9 @@ async function backingDelegation(
   const delegationId = input.delegationConfig?.delegationId;
   if (delegationId === undefined) {
     if (scheme === 'svc:card-delegation') {
-      throw new AppError(
-        'BCK.HTTP.0400',
-        'body.delegationConfig.delegationId: required for scheme svc:card-delegation',
-      );
+      throw new AppError('BCK.HTTP.0400', {
+        details: 'body.delegationConfig.delegationId: required for scheme svc:card-delegation',
+      });
     }
     return undefined;
   }
@@ -156,11 +158,10 @@ export function assertGrantMayCreate(
 ): void {
   const named = input.delegationConfig?.delegationId.toLowerCase();
   if (input.accepted.scheme === 'svc:card-delegation' && named === grant.delegationId.toLowerCase()) return;
-  throw new AppError(
-    'BCK.OAUTH.0030',
-    "an account_access token may create only svc:card-delegation permissions on its grant's delegation",
-    { consentType: grant.kind },
-  );
+  throw new AppError('BCK.OAUTH.0030', {
+    details: "an account_access token may create only svc:card-delegation permissions on its grant's delegation",
+    params: { consentType: grant.kind },
+  });
 }
 
 /** Why a subscriber without credits could not pay through the delegation, or undefined when it could. */
@@ -184,25 +185,30 @@ export async function createPermission(
   const em = ctx.db.em();
   const network = NETWORKS[ctx.config.ENVIRONMENT].caip2;
   if (input.accepted.network !== network) {
-    throw new AppError(
-      'BCK.HTTP.0400',
-      `body.accepted.network: must be ${network} in the ${ctx.config.ENVIRONMENT} environment`,
-    );
+    throw new AppError('BCK.HTTP.0400', {
+      details: `body.accepted.network: must be ${network} in the ${ctx.config.ENVIRONMENT} environment`,
+    });
   }
   const plan = await planOr404(em, input.accepted.planId);
   const agentId = input.accepted.extra?.agentId;
   if (agentId !== undefined) {
     const agent = await visibleAgentOr404(em, agentId, caller);
     if ((await em.count(AgentPlan, { planId: plan.id, agentId: agent.id })) === 0) {
-      throw new AppError('BCK.X402.0002', `plan ${plan.id} is not attached to agent ${agent.id}`, {
-        planId: String(plan.id),
-        agentId: agent.id,
+      throw new AppError('BCK.X402.0002', {
+        details: `plan ${plan.id} is not attached to agent ${agent.id}`,
+        params: {
+          planId: String(plan.id),
+          agentId: agent.id,
+        },
       });
     }
   }
   if (!plan.listed) {
-    throw new AppError('BCK.PROTOCOL.0062', `plan ${plan.id} is unlisted and cannot be purchased`, {
-      planId: String(plan.id),
+    throw new AppError('BCK.PROTOCOL.0062', {
+      details: `plan ${plan.id} is unlisted and cannot be purchased`,
+      params: {
+        planId: String(plan.id),
+      },
     });
   }
   const delegation = await backingDelegation(ctx, caller, input, plan.id);
@@ -211,10 +217,13 @@ export async function createPermission(
   if (balance <= 0n) {
     const why = unfunded(ctx, delegation, plan, now, caller.walletAddress);
     if (why !== undefined) {
-      throw new AppError('BCK.CREDITS.0003', `${caller.walletAddress} holds no credits of plan ${plan.id} ${why}`, {
-        planId: String(plan.id),
-        holderAddress: caller.walletAddress,
-        balance: '0',
+      throw new AppError('BCK.CREDITS.0003', {
+        details: `${caller.walletAddress} holds no credits of plan ${plan.id} ${why}`,
+        params: {
+          planId: String(plan.id),
+          holderAddress: caller.walletAddress,
+          balance: '0',
+        },
       });
     }
   }
@@ -251,10 +260,9 @@ export async function createPermission(
   // What we hand out must be what verify will accept: same decoder, same hash (catches an oversized token).
   const decoded = decodeToken(x402AccessToken);
   if (!decoded.ok || permissionHashOf(fieldsOf(decoded.token)) !== permissionHash) {
-    throw new AppError(
-      'BCK.HTTP.0400',
-      'the permission does not fit in an x402 access token (resource or accepted too large)',
-    );
+    throw new AppError('BCK.HTTP.0400', {
+      details: 'the permission does not fit in an x402 access token (resource or accepted too large)',
+    });
   }
   const row = {
     permissionHash,

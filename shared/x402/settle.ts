@@ -33,6 +33,7 @@ import { orderAgainstDelegationIn } from './auto-order.js';
 import { type PresentedPermission, checkPermission } from './check-permission.js';
 import type { PermissionRow } from './permissions.js';
 import { Reason } from './reasons.js';
+import { InvariantError } from '../errors/invariant.js';
 
 export type SettleResponse =
   | {
@@ -186,7 +187,7 @@ async function firstResult(
   const em = ctx.db.em();
   const [first] = await emSql(em, ctx.db.dialect).all(FIRST_RESULT, [permission.permissionHash, agentRequestId]);
   if (first === undefined || typeof first.id !== 'string')
-    throw new Error('duplicate settle without a stored settlement');
+    throw new InvariantError('duplicate settle without a stored settlement');
   const balance = await creditBalance(em, plan.id, permission.ownerAddress, ctx.now());
   return {
     success: true,
@@ -217,16 +218,15 @@ async function insufficient(
   why: string,
 ): Promise<AppError> {
   const balance = await creditBalance(ctx.db.em(), plan.id, permission.ownerAddress, ctx.now());
-  return new AppError(
-    'BCK.CREDITS.0003',
-    `${permission.ownerAddress} holds ${balance} credits of plan ${plan.id}; ${maxAmount} needed${why}`,
-    {
+  return new AppError('BCK.CREDITS.0003', {
+    details: `${permission.ownerAddress} holds ${balance} credits of plan ${plan.id}; ${maxAmount} needed${why}`,
+    params: {
       planId: String(plan.id),
       holderAddress: permission.ownerAddress,
       balance: toWire(balance),
       required: toWire(maxAmount),
     },
-  );
+  });
 }
 
 export async function settlePermission(
@@ -269,8 +269,11 @@ export async function settlePermission(
     case 'unlisted':
       // The held credits do not cover the call: buying is the only way on, and an unlisted plan cannot be bought.
       if (permission.scheme === 'svc:card-delegation') {
-        throw new AppError('BCK.PROTOCOL.0062', `plan ${plan.id} is unlisted and cannot be purchased`, {
-          planId: String(plan.id),
+        throw new AppError('BCK.PROTOCOL.0062', {
+          details: `plan ${plan.id} is unlisted and cannot be purchased`,
+          params: {
+            planId: String(plan.id),
+          },
         });
       }
       return failure(permission, Reason.unlistedPlan, `plan ${plan.id} is unlisted and cannot be purchased`);

@@ -22,6 +22,7 @@ import {
 } from 'viem';
 import { keyedSerializer } from '../../serial.js';
 import { EIP3009_TOKEN_ABI } from './token-abi.js';
+import { InvariantError } from '../../errors/invariant.js';
 
 /** The chain could not be read or written (unreachable, timed out, an error answer): a 503 to the caller. */
 export class ChainUnavailable extends Error {
@@ -160,7 +161,7 @@ export function createChainClient(opts: { chainId: number; rpcUrl: string; timeo
     latestBlock: () =>
       guarded('eth_getBlockByNumber', async () => {
         const b = await publicClient.getBlock({ blockTag: 'latest' });
-        if (b.number === null) throw new Error('the latest block has no number');
+        if (b.number === null) throw new InvariantError('the latest block has no number');
         return { number: b.number, timestamp: b.timestamp };
       }),
     balanceOf: (token, holder, blockNumber) =>
@@ -204,7 +205,7 @@ export function createChainClient(opts: { chainId: number; rpcUrl: string; timeo
     submitTransfers: (account, transfers, confirmTimeoutMs) =>
       sends(account.address, async () => {
         const [only] = transfers;
-        if (only === undefined) throw new Error('no transfer to submit');
+        if (only === undefined) throw new InvariantError('no transfer to submit');
         let hash: Hex;
         try {
           hash =

@@ -1,6 +1,7 @@
 // The key of a custodial wallet payroute signs for, by its address: a user's own wallet or an organization wallet.
 import type { ServiceContext } from '../../context.js';
 import { OrgWallet, User } from '../../db/entities/index.js';
+import { InvariantError } from '../../errors/invariant.js';
 
 export async function custodialKeyOf(ctx: ServiceContext, address: string): Promise<`0x${string}`> {
   const em = ctx.db.em();
@@ -8,5 +9,5 @@ export async function custodialKeyOf(ctx: ServiceContext, address: string): Prom
   if (user !== null) return ctx.box.open(user.walletKeyEnc) as `0x${string}`;
   const org = await em.findOne(OrgWallet, { address }, { fields: ['walletKeyEnc'] });
   if (org !== null) return ctx.box.open(org.walletKeyEnc) as `0x${string}`;
-  throw new Error(`no custodial wallet has the address ${address}`);
+  throw new InvariantError(`no custodial wallet has the address ${address}`);
 }
