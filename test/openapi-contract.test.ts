@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import test from 'ava';
 import { OAuthDeviceRate } from '../shared/db/entities/index.js';
 import { createClient } from '../shared/oauth/clients.js';
-import { openApiPath } from '../shared/openapi/document.js';
+import { openApiPath } from '../admin/openapi/document.js';
 import { declaredRoutes } from './support/declared-routes.js';
 import { ENDPOINTS, type EndpointFixtures, type SampleRequest, endpointFixtures } from './support/endpoints.js';
 import { forEachDb } from './support/matrix.js';

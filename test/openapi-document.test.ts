@@ -8,7 +8,7 @@ import { OPERATIONS } from '../admin/openapi/operations.js';
 import { listAdminRoutes, listProxyRoutes } from '../admin/openapi/route-listing.js';
 import { catalogue } from '../shared/errors/catalogue.js';
 import { authorizationServerMetadata } from '../shared/oauth/metadata.js';
-import { buildOpenApiDocument, openApiPath } from '../shared/openapi/document.js';
+import { buildOpenApiDocument, openApiPath } from '../admin/openapi/document.js';
 import { type Declared, declaredRoutes, expectedFor } from './support/declared-routes.js';
 import { type OpenApi, compileSchemas, operationsOf } from './support/openapi.js';
 import { type Stack, startStack } from './support/stack.js';

@@ -8,7 +8,7 @@ import {
   RedeemBody,
   SubTaskBody,
 } from '../../shared/credits/wire.js';
-import { type Operations, json } from '../../shared/openapi/operation.js';
+import { type Operations, json } from './operation.js';
 import {
   AccessToken,
   BalanceResult,
@@ -16,7 +16,7 @@ import {
   InitializedRequest,
   MintResult,
   OrderResult,
-} from '../../shared/openapi/responses/credits.js';
+} from './responses/credits.js';
 import { PlanIdPath } from './params.js';
 
 const HOLDER = '0x000000000000000000000000000000000000dEaD';

@@ -1,13 +1,13 @@
 // The API description of spending delegations (admin/routes/delegations.ts).
 import { CreateDelegationBody, ListDelegationsQuery } from '../../shared/delegations/schemas.js';
-import { type Operations, json } from '../../shared/openapi/operation.js';
+import { type Operations, json } from './operation.js';
 import {
   DelegationCreated,
   DelegationPage,
   DelegationRecord,
   DelegationRevoked,
   DelegationTransactionPage,
-} from '../../shared/openapi/responses/delegations.js';
+} from './responses/delegations.js';
 import { PageQuery } from '../http/pagination.js';
 import { DelegationId } from '../routes/delegations.js';
 

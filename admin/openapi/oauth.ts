@@ -10,8 +10,8 @@ import { DeviceCodeBody } from '../../shared/oauth/grant-device-code.js';
 import { RefreshTokenBody } from '../../shared/oauth/grant-refresh-token.js';
 import { DEVICE_CODE_GRANT } from '../../shared/oauth/metadata.js';
 import { RevocationBody } from '../../shared/oauth/revocation.js';
-import { type Operations, empty, json } from '../../shared/openapi/operation.js';
-import { OAuthError } from '../../shared/openapi/responses/common.js';
+import { type Operations, empty, json } from './operation.js';
+import { OAuthError } from './responses/common.js';
 import {
   AuthorizationApproved,
   AuthorizationDenied,
@@ -20,7 +20,7 @@ import {
   DeviceAuthorization,
   DeviceDetails,
   TokenResponse,
-} from '../../shared/openapi/responses/oauth.js';
+} from './responses/oauth.js';
 import { PageQuery } from '../http/pagination.js';
 import { BindingParams, ConnectDetailsBody } from '../routes/oauth.js';
 

@@ -1,7 +1,7 @@
 // The API description of organizations (admin/routes/org-members.ts, org-wallets.ts, org-budgets.ts). Every route
 // resolves the caller's membership first: not a member is 404 BCK.ORG.0001, a Member managing 403 BCK.ORG.0002.
-import { type Operations, json } from '../../shared/openapi/operation.js';
-import { Success } from '../../shared/openapi/responses/common.js';
+import { type Operations, json } from './operation.js';
+import { Success } from './responses/common.js';
 import {
   ActivityPage,
   BudgetResult,
@@ -19,7 +19,7 @@ import {
   WalletGroups,
   WalletResult,
   Wallets,
-} from '../../shared/openapi/responses/organizations.js';
+} from './responses/organizations.js';
 import { CreateBudgetBody, UpdateBudgetBody } from '../../shared/organizations/budgets.js';
 import {
   ActivityQuery,

@@ -2,7 +2,7 @@
 // cookie and a CSRF token on every form; their errors are pages too. Listed so the reference is whole, not for
 // programs to call.
 import { z } from 'zod';
-import { type Operations, html, seeOther } from '../../shared/openapi/operation.js';
+import { type Operations, html, seeOther } from './operation.js';
 import { line } from '../../shared/text.js';
 import { ConsentForm, DeviceDecisionForm, DeviceLookupForm, SignInForm, SignOutForm } from '../pages/forms.js';
 import { AuthorizationRequest } from './oauth.js';

@@ -1,6 +1,6 @@
 // The API description of the agent and plan registry (admin/routes/agents.ts, plans.ts).
-import { type Operations, json } from '../../shared/openapi/operation.js';
-import { Success } from '../../shared/openapi/responses/common.js';
+import { type Operations, json } from './operation.js';
+import { Success } from './responses/common.js';
 import {
   AgentPage,
   AgentRecord,
@@ -8,7 +8,7 @@ import {
   AgentWithPlans,
   PlanPage,
   PlanRecord,
-} from '../../shared/openapi/responses/registry.js';
+} from './responses/registry.js';
 import {
   Activate,
   AgentInput,

@@ -5,7 +5,7 @@ import { createLifecycle } from '../../shared/lifecycle.js';
 import { getAddress } from 'viem';
 import { buildRouterRoutes } from '../../proxy/routes/index.js';
 import type { ServiceContext } from '../../shared/context.js';
-import type { ListedRoute } from '../../shared/openapi/listed-route.js';
+import type { ListedRoute } from './listed-route.js';
 import { createDigestSigner } from '../../shared/protocols/digest-signer.js';
 import { createClaimStore } from '../../shared/router/claims.js';
 import { createConcurrencyLimiter } from '../../shared/router/concurrency.js';

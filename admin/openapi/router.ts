@@ -1,12 +1,6 @@
 // The API description of the payment router, served by the proxy process (proxy/routes/payments.ts, stream.ts).
-import { type Operations, json } from '../../shared/openapi/operation.js';
-import {
-  MintedCredential,
-  PaymentPage,
-  PaymentRecord,
-  PaymentSummary,
-  RouteResult,
-} from '../../shared/openapi/responses/router.js';
+import { type Operations, json } from './operation.js';
+import { MintedCredential, PaymentPage, PaymentRecord, PaymentSummary, RouteResult } from './responses/router.js';
 import {
   CommerceRouteBody,
   MintBody,

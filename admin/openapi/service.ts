@@ -1,8 +1,8 @@
 // The API description of the service's own routes: health, discovery and this reference.
 import type { z } from 'zod';
-import { type Operations, html, json } from '../../shared/openapi/operation.js';
-import { AuthorizationServer, Jwks, ProtectedResource } from '../../shared/openapi/responses/oauth.js';
-import { Health, OpenApiDocument, Readiness } from '../../shared/openapi/responses/service.js';
+import { type Operations, html, json } from './operation.js';
+import { AuthorizationServer, Jwks, ProtectedResource } from './responses/oauth.js';
+import { Health, OpenApiDocument, Readiness } from './responses/service.js';
 
 /** Discovery documents take no parameters; an unknown query parameter is ignored. */
 const document = (summary: string, schema: z.ZodType, what: string) => ({

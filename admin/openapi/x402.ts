@@ -1,5 +1,5 @@
 // The API description of x402 delegated permissions (admin/routes/x402.ts).
-import { type Operations, json } from '../../shared/openapi/operation.js';
+import { type Operations, json } from './operation.js';
 import {
   PermissionCreated,
   PermissionPage,
@@ -7,7 +7,7 @@ import {
   PermissionRevoked,
   SettleResult,
   VerifyResult,
-} from '../../shared/openapi/responses/x402.js';
+} from './responses/x402.js';
 import {
   CreatePermissionBody,
   ListPermissionsQuery,

@@ -7,7 +7,7 @@ import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { PUBLIC } from '../../shared/auth/route-access.js';
 import { authorizationServerMetadata } from '../../shared/oauth/metadata.js';
-import { buildOpenApiDocument } from '../../shared/openapi/document.js';
+import { buildOpenApiDocument } from '../openapi/document.js';
 import type { AdminDeps } from '../deps.js';
 import { type AdminRoute, get } from '../http/route.js';
 import { OPERATIONS } from '../openapi/operations.js';

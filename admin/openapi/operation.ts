@@ -3,7 +3,7 @@
 // the route parses with; response schemas are the named ones of ./responses; `codes` are the catalogue codes the
 // route's own work can answer (the access declaration adds its auth codes, document.ts the process-wide ones).
 import type { z } from 'zod';
-import type { ErrorCode } from '../errors/catalogue.js';
+import type { ErrorCode } from '../../shared/errors/catalogue.js';
 
 export const TAGS = {
   Service: 'Health checks and this API description.',

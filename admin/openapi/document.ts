@@ -2,9 +2,9 @@
 // declaration, idempotency and error dialect) and the operation registry (what each route reads and answers, as zod
 // schemas). Every route of the tables becomes an operation, documented or not, and nothing else does: a route the
 // registry does not know, or a registry entry no table has, is reported in `problems` (a test keeps it empty).
-import { catalogue } from '../errors/catalogue.js';
-import type { ErrorCode } from '../errors/catalogue.js';
-import type { AuthorizationServerMetadata } from '../oauth/metadata.js';
+import { catalogue } from '../../shared/errors/catalogue.js';
+import type { ErrorCode } from '../../shared/errors/catalogue.js';
+import type { AuthorizationServerMetadata } from '../../shared/oauth/metadata.js';
 import { type JsonSchema, componentId, componentSchemas, inputSchema } from './json-schema.js';
 import { type ListedRoute, routeKey } from './listed-route.js';
 import { type Content, type OperationSpec, type Operations, type ResponseSpec, TAGS } from './operation.js';

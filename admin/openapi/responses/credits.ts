@@ -1,10 +1,10 @@
 // What the credit and access endpoints answer (shared/credits: mint, burn, order, balance, access).
 import { z } from 'zod';
-import type { AccessTokenResult, InitializeResult } from '../../credits/access.js';
-import type { BalanceResult as BalanceResultType } from '../../credits/balance.js';
-import type { BurnResult as BurnResultType } from '../../credits/burn.js';
-import type { MintResult as MintResultType } from '../../credits/mint.js';
-import type { OrderResult as OrderResultType } from '../../credits/order-result.js';
+import type { AccessTokenResult, InitializeResult } from '../../../shared/credits/access.js';
+import type { BalanceResult as BalanceResultType } from '../../../shared/credits/balance.js';
+import type { BurnResult as BurnResultType } from '../../../shared/credits/burn.js';
+import type { MintResult as MintResultType } from '../../../shared/credits/mint.js';
+import type { OrderResult as OrderResultType } from '../../../shared/credits/order-result.js';
 import { Address, Decimal, type Fits, Timestamp, named } from './common.js';
 
 const PlanId = z.string().regex(/^[1-9][0-9]*$/);

@@ -4,8 +4,8 @@
 // the wire, so they are plain (no transforms) and strict: an object with a field the document does not name fails
 // the contract test (test/openapi-contract.test.ts) instead of drifting silently.
 import { z } from 'zod';
-import { type ErrorCode, catalogue } from '../../errors/catalogue.js';
-import { PROTOCOL_ERROR_CODES } from '../../oauth/protocol-error.js';
+import { type ErrorCode, catalogue } from '../../../shared/errors/catalogue.js';
+import { PROTOCOL_ERROR_CODES } from '../../../shared/oauth/protocol-error.js';
 
 /** The named response schemas of the document (ids only: descriptions travel with the schemas themselves). */
 export const components = z.registry<{ id: string }>();

@@ -1,13 +1,13 @@
 // What the organization endpoints answer: `{ success: true, ... }` around the views of shared/organizations.
 import { z } from 'zod';
-import { ACTIVITY_EVENTS, BUDGET_INTERVALS, ORG_ROLES } from '../../db/entities/index.js';
-import type { ActivityView } from '../../organizations/activity-log.js';
-import type { BudgetView } from '../../organizations/budgets.js';
-import type { GroupMemberView } from '../../organizations/group-members.js';
-import type { GroupView } from '../../organizations/groups.js';
-import type { MemberView, Paged } from '../../organizations/members.js';
-import type { MembershipView, OrganizationView } from '../../organizations/organizations.js';
-import { CARD_BRANDS } from '../../organizations/payment-methods.js';
+import { ACTIVITY_EVENTS, BUDGET_INTERVALS, ORG_ROLES } from '../../../shared/db/entities/index.js';
+import type { ActivityView } from '../../../shared/organizations/activity-log.js';
+import type { BudgetView } from '../../../shared/organizations/budgets.js';
+import type { GroupMemberView } from '../../../shared/organizations/group-members.js';
+import type { GroupView } from '../../../shared/organizations/groups.js';
+import type { MemberView, Paged } from '../../../shared/organizations/members.js';
+import type { MembershipView, OrganizationView } from '../../../shared/organizations/organizations.js';
+import { CARD_BRANDS } from '../../../shared/organizations/payment-methods.js';
 import { Address, Decimal, type Fits, Id, Timestamp, named } from './common.js';
 
 /** `{ success: true, <key>: <value> }`. */

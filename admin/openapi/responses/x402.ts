@@ -1,10 +1,10 @@
 // What the x402 permission endpoints answer (shared/x402: the permission record, verify's and settle's
 // facilitator-style results).
 import { z } from 'zod';
-import type { PermissionRecord as PermissionRecordType, revokePermission } from '../../x402/permissions.js';
-import { PERMISSION_SCHEMES } from '../../x402/schemas.js';
-import type { SettleResponse } from '../../x402/settle.js';
-import type { VerifyResponse } from '../../x402/verify.js';
+import type { PermissionRecord as PermissionRecordType, revokePermission } from '../../../shared/x402/permissions.js';
+import { PERMISSION_SCHEMES } from '../../../shared/x402/schemas.js';
+import type { SettleResponse } from '../../../shared/x402/settle.js';
+import type { VerifyResponse } from '../../../shared/x402/verify.js';
 import { Address, Decimal, type Fits, Network, Timestamp, named, pageOf } from './common.js';
 
 const PermissionHash = z.string().regex(/^0x[0-9a-f]{64}$/);

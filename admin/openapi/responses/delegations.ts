@@ -1,9 +1,13 @@
 // What the delegation endpoints answer (shared/delegations: the record of records.ts, create, revoke, journal).
 import { z } from 'zod';
-import type { DelegationRecord as DelegationRecordType } from '../../delegations/records.js';
-import { PROVIDERS } from '../../delegations/schemas.js';
-import type { createDelegation, listDelegationTransactions, revokeDelegation } from '../../delegations/service.js';
-import { CURRENCIES } from '../../spend/currency.js';
+import type { DelegationRecord as DelegationRecordType } from '../../../shared/delegations/records.js';
+import { PROVIDERS } from '../../../shared/delegations/schemas.js';
+import type {
+  createDelegation,
+  listDelegationTransactions,
+  revokeDelegation,
+} from '../../../shared/delegations/service.js';
+import { CURRENCIES } from '../../../shared/spend/currency.js';
 import { Address, Decimal, type Fits, Id, Timestamp, named, pageOf } from './common.js';
 
 export const DelegationRecord = named(

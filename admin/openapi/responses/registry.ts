@@ -1,8 +1,8 @@
 // What the agent and plan endpoints answer: the wire records of shared/registry/records.ts.
 import { z } from 'zod';
-import type { AgentWithPlan } from '../../registry/agent-with-plan.js';
-import type { AgentRecord as AgentRecordType, PlanRecord as PlanRecordType } from '../../registry/records.js';
-import { HTTP_VERBS } from '../../registry/schemas.js';
+import type { AgentWithPlan } from '../../../shared/registry/agent-with-plan.js';
+import type { AgentRecord as AgentRecordType, PlanRecord as PlanRecordType } from '../../../shared/registry/records.js';
+import { HTTP_VERBS } from '../../../shared/registry/schemas.js';
 import { Address, Decimal, type Fits, Timestamp, named, pageOf } from './common.js';
 
 const AgentId = z.string().regex(/^did:payroute:(sandbox|live):[0-9a-f]{32}$/);

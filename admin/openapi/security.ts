@@ -1,10 +1,10 @@
 // Who may call a route, in OpenAPI terms, read from the route's access declaration (shared/auth/route-access.ts):
 // its security requirement and the auth errors the declaration itself answers.
-import type { CallerKind } from '../auth/caller.js';
-import { CONSENT_TYPES } from '../db/entities/index.js';
-import type { ErrorCode } from '../errors/catalogue.js';
-import { CONSENT_WORDING } from '../oauth/consent.js';
-import type { AuthorizationServerMetadata } from '../oauth/metadata.js';
+import type { CallerKind } from '../../shared/auth/caller.js';
+import { CONSENT_TYPES } from '../../shared/db/entities/index.js';
+import type { ErrorCode } from '../../shared/errors/catalogue.js';
+import { CONSENT_WORDING } from '../../shared/oauth/consent.js';
+import type { AuthorizationServerMetadata } from '../../shared/oauth/metadata.js';
 import type { ListedRoute } from './listed-route.js';
 
 /** The code a caller of each kind gets from a route that does not accept its kind (route-access.ts `accepts`). */

@@ -1,5 +1,5 @@
 // What the service's own endpoints answer: the health checks and this API description.
-import { ReadinessBody } from '../../readiness.js';
+import { ReadinessBody } from '../../../shared/readiness.js';
 import { z } from 'zod';
 import { named } from './common.js';
 

@@ -1,13 +1,13 @@
 // What the discovery documents and the OAuth endpoints answer (shared/oauth, shared/keys).
 import { z } from 'zod';
-import { CONSENT_TYPES } from '../../db/entities/index.js';
-import { BINDING_REVOKE_REASONS, type Binding as BindingType } from '../../oauth/bindings.js';
-import type { ConnectDetails as ConnectDetailsType } from '../../oauth/clients.js';
-import type { DeviceAuthorizationResponse } from '../../oauth/device-authorization.js';
-import type { DeviceDetails as DeviceDetailsType } from '../../oauth/device-decision.js';
-import type { AuthorizationServerMetadata, ProtectedResourceMetadata } from '../../oauth/metadata.js';
-import type { TokenResponse as TokenResponseType } from '../../oauth/tokens.js';
-import { CURRENCIES } from '../../spend/currency.js';
+import { CONSENT_TYPES } from '../../../shared/db/entities/index.js';
+import { BINDING_REVOKE_REASONS, type Binding as BindingType } from '../../../shared/oauth/bindings.js';
+import type { ConnectDetails as ConnectDetailsType } from '../../../shared/oauth/clients.js';
+import type { DeviceAuthorizationResponse } from '../../../shared/oauth/device-authorization.js';
+import type { DeviceDetails as DeviceDetailsType } from '../../../shared/oauth/device-decision.js';
+import type { AuthorizationServerMetadata, ProtectedResourceMetadata } from '../../../shared/oauth/metadata.js';
+import type { TokenResponse as TokenResponseType } from '../../../shared/oauth/tokens.js';
+import { CURRENCIES } from '../../../shared/spend/currency.js';
 import { Decimal, type Fits, Id, Timestamp, named } from './common.js';
 
 export const Jwks = named(
