@@ -60,7 +60,7 @@ test('every route of both route tables is an operation of the document, and the 
 
 test('built in-process from the same tables, the registry describes every route and only those', async (t) => {
   const { routes } = buildAdminApp(s().ctx);
-  const built = buildOpenApiDocument([...listAdminRoutes(routes), ...(await listProxyRoutes(s().ctx))], OPERATIONS, {
+  const built = buildOpenApiDocument([...listAdminRoutes(routes), ...listProxyRoutes()], OPERATIONS, {
     version: '0.0.0',
     oauth: authorizationServerMetadata(s().ctx.config),
   });

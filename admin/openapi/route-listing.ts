@@ -1,18 +1,7 @@
-// The route tables of both processes as the API description lists them. The admin process's are its own
-// declarations; the proxy's table is built here as the proxy builds it, with services that are never called (the
-// routes only close over them), and released at once: the document lists the table's routes, not a copy.
-import { createLifecycle } from '../../shared/lifecycle.js';
-import { getAddress } from 'viem';
-import { buildRouterRoutes } from '../../proxy/routes/index.js';
-import type { ServiceContext } from '../../shared/context.js';
+// The route tables of both processes as the API description lists them: the admin process's own declarations, and
+// the proxy's declarations (shared/router/routes.ts), read as data: no router and no service is built for it.
+import { PROXY_ROUTE_LIST } from '../../shared/router/routes.js';
 import type { ListedRoute } from './listed-route.js';
-import { createDigestSigner } from '../../shared/protocols/digest-signer.js';
-import { createClaimStore } from '../../shared/router/claims.js';
-import { createConcurrencyLimiter } from '../../shared/router/concurrency.js';
-import { createDelegationSnapshots } from '../../shared/router/delegation-snapshot.js';
-import { createWalletKeyCache } from '../../shared/router/wallet-keys.js';
-import { createSettlement } from '../../shared/settlement/backend.js';
-import { createUpstream } from '../../shared/upstream/index.js';
 import { OAUTH_PROTOCOL } from '../http/oauth-protocol.js';
 import type { AdminRoute } from '../http/route.js';
 import { PAGE_PROTOCOL } from '../pages/browser.js';
@@ -29,37 +18,16 @@ export function listAdminRoutes(routes: readonly AdminRoute[]): ListedRoute[] {
   }));
 }
 
-export async function listProxyRoutes(ctx: ServiceContext): Promise<ListedRoute[]> {
-  const upstream = createUpstream({ allowPrivate: false });
-  // No threads: nothing is signed.
-  const signer = createDigestSigner(0);
-  try {
-    const table = buildRouterRoutes(
-      {
-        ctx,
-        claims: createClaimStore(),
-        limiter: createConcurrencyLimiter(1),
-        waiting: createConcurrencyLimiter(1),
-        upstream,
-        feeRecipient: getAddress(`0x${'00'.repeat(20)}`),
-        walletKeys: createWalletKeyCache(ctx),
-        delegations: createDelegationSnapshots(ctx),
-        signer,
-        settlement: createSettlement(ctx),
-      },
-      createLifecycle(),
-    );
-    return table.routes().map((r) => ({
-      process: 'proxy',
-      method: r.method,
-      path: r.path,
-      access: r.access,
-      idempotent: false,
-      errors: 'envelope',
-      bodies: 'json',
-    }));
-  } finally {
-    await upstream.close();
-    await signer.close();
-  }
+/** The proxy's declared routes (its table is checked against them when the proxy builds it). Every one answers in
+ * the envelope, takes JSON, and has no `Idempotency-Key` replay. */
+export function listProxyRoutes(): ListedRoute[] {
+  return PROXY_ROUTE_LIST.map((r) => ({
+    process: 'proxy',
+    method: r.method,
+    path: r.path,
+    access: r.access,
+    idempotent: false,
+    errors: 'envelope',
+    bodies: 'json',
+  }));
 }

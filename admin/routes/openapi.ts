@@ -54,7 +54,7 @@ function rapidocBundle(): string {
 export function openApiRoutes({ ctx }: AdminDeps, adminTable: () => readonly AdminRoute[]): AdminRoute[] {
   const documentJson = once(async () => {
     const pkg = JSON.parse(await readFile(firstExisting(PACKAGE_JSON), 'utf8')) as { version?: unknown };
-    const routes = [...listAdminRoutes(adminTable()), ...(await listProxyRoutes(ctx))];
+    const routes = [...listAdminRoutes(adminTable()), ...listProxyRoutes()];
     const built = buildOpenApiDocument(routes, OPERATIONS, {
       version: typeof pkg.version === 'string' ? pkg.version : '0.0.0',
       oauth: authorizationServerMetadata(ctx.config),

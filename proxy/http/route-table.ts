@@ -1,8 +1,9 @@
-// A minimal method + path table for the proxy's own routes: no framework on the hot path. Each route carries its
-// access declaration (shared/auth/route-access.ts) and authorizes its caller before its handler runs.
+// A minimal method + path table for the proxy's own routes: no framework on the hot path. Each route is one of the
+// declarations of shared/router/routes.ts with its handler, and authorizes its caller by the declaration's access
+// (shared/auth/route-access.ts) before its handler runs.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { CredentialResolver } from '../../shared/auth/credential-resolver.js';
-import type { RouteAccess } from '../../shared/auth/route-access.js';
+import type { RouteDeclaration } from '../../shared/router/routes.js';
 import type { RequestTarget } from './request-target.js';
 
 /** What a route tells the request log about its request; the line is written once the request finished. */
@@ -30,16 +31,9 @@ export interface RouterRequest<C> extends RouteInput {
 
 export type RouteHandler<C> = (r: RouterRequest<C>) => Promise<void>;
 
-export type RouteMethod = 'GET' | 'POST' | 'PUT' | 'DELETE' | '*';
-
-/** A route as a test or a document lists it. */
-export interface DeclaredRoute {
-  readonly method: RouteMethod;
-  readonly path: string;
-  readonly access: RouteAccess<unknown>;
-}
-
-export interface Route extends DeclaredRoute {
+export interface Route extends RouteDeclaration<unknown> {
+  /** The declaration it serves (the table is checked against the declared list by identity). */
+  readonly declaration: RouteDeclaration<unknown>;
   /** Authorizes the caller (the declaration), then runs the handler. */
   serve(input: RouteInput, credentials: CredentialResolver): Promise<void>;
 }
@@ -64,11 +58,13 @@ export type RouteMatch =
 export class RouteTable {
   readonly #entries: Entry[] = [];
 
-  add<C>(method: RouteMethod, path: string, access: RouteAccess<C>, handler: RouteHandler<C>): this {
+  add<C>(declaration: RouteDeclaration<C>, handler: RouteHandler<C>): this {
+    const { method, path, access } = declaration;
     const route: Route = {
       method,
       path,
       access,
+      declaration,
       async serve(input, credentials) {
         const caller = await access.authorize(credentials, input.req.headers.authorization);
         await handler({ ...input, caller });
@@ -79,7 +75,7 @@ export class RouteTable {
   }
 
   /** Every route, in the order they were added. */
-  routes(): readonly DeclaredRoute[] {
+  routes(): readonly Route[] {
     return this.#entries.map((e) => e.route);
   }
 

@@ -17,10 +17,10 @@ import {
   SettledBody,
   SummaryQuery,
 } from '../../shared/router/schemas.js';
+import { PROXY_ROUTES } from '../../shared/router/routes.js';
 import type { RouterServices } from '../../shared/router/services.js';
 import type { IncomingMessage } from 'node:http';
 import type { CommerceCaller } from '../../shared/auth/caller.js';
-import { API_KEY, API_KEY_OR_COMMERCE, COMMERCE_ONLY } from '../../shared/auth/route-access.js';
 import { AppError } from '../../shared/errors/app-error.js';
 import { parseOr400, queryOf } from '../http/json.js';
 import { readJson } from '../http/read-body.js';
@@ -34,7 +34,7 @@ export function paymentRoutes(table: RouteTable, services: RouterServices): void
     maxBytes: services.ctx.config.BODY_LIMIT_BYTES,
     timeoutMs: services.ctx.config.ROUTER_REQUEST_BODY_TIMEOUT_MS,
   };
-  table.add('POST', '/api/v1/router/payments', API_KEY, async ({ req, res, caller, facts }) => {
+  table.add(PROXY_ROUTES.mint, async ({ req, res, caller, facts }) => {
     const body = parseOr400(MintBody, await readJson(req, small), 'body');
     const minted = await mintCredential(services, caller, body);
     facts.paymentId = minted.paymentId;
@@ -60,24 +60,20 @@ export function paymentRoutes(table: RouteTable, services: RouterServices): void
     };
 
   table.add(
-    'POST',
-    '/api/v1/router/route',
-    API_KEY,
+    PROXY_ROUTES.route,
     modeB(async (req) => parseOr400(RouteBody, await readJson(req, small), 'body')),
   );
 
   // A connector's mode B: the delegation is its grant's, never the body's (CommerceRouteBody refuses one).
   table.add(
-    'POST',
-    '/api/v1/router/commerce/route',
-    COMMERCE_ONLY,
+    PROXY_ROUTES.commerceRoute,
     modeB(async (req, caller: CommerceCaller) => ({
       ...parseOr400(CommerceRouteBody, await readJson(req, small), 'body'),
       delegationId: caller.delegationId,
     })),
   );
 
-  table.add('POST', '/api/v1/router/payments/:id/settled', API_KEY, async ({ req, res, caller, params, facts }) => {
+  table.add(PROXY_ROUTES.settled, async ({ req, res, caller, params, facts }) => {
     const body = parseOr400(SettledBody, await readJson(req, small), 'body');
     const id = params.id ?? '';
     if (!/^[0-9a-f-]{36}$/.test(id)) throw new AppError('BCK.ROUTER.0004', { details: 'payment not found' });
@@ -85,7 +81,7 @@ export function paymentRoutes(table: RouteTable, services: RouterServices): void
     sendJson(res, 200, await recordSettled(services.ctx, services.settlement.chain, caller.userId, id, body.txHash));
   });
 
-  table.add('GET', '/api/v1/router/payments', API_KEY_OR_COMMERCE, async ({ res, target, caller }) => {
+  table.add(PROXY_ROUTES.payments, async ({ res, target, caller }) => {
     const q = parseOr400(PaymentsQuery, queryOf(target.url()), 'query');
     // A connector's token sees only its grant's payments; the user's key sees every one, with its clientId.
     const owner = paymentOwnerOf(caller);
@@ -110,7 +106,7 @@ export function paymentRoutes(table: RouteTable, services: RouterServices): void
     sendJson(res, 200, { total, page: q.page, offset: q.limit, payments: records });
   });
 
-  table.add('GET', '/api/v1/router/payments/summary', API_KEY_OR_COMMERCE, async ({ res, target, caller }) => {
+  table.add(PROXY_ROUTES.summary, async ({ res, target, caller }) => {
     const q = parseOr400(SummaryQuery, queryOf(target.url()), 'query');
     sendJson(res, 200, await paymentsSummary(services.ctx, paymentOwnerOf(caller), q));
   });

@@ -2,9 +2,9 @@
 // headers, take the user's slot, hand the call to the service (shared/router/stream.ts) with the caller's side of
 // the connection as its CallerChannel.
 import type { ApiKeyCaller } from '../../shared/auth/caller.js';
-import { API_KEY } from '../../shared/auth/route-access.js';
 import { routerSlot } from '../../shared/router/route.js';
 import { ProxyHeaders } from '../../shared/router/schemas.js';
+import { PROXY_ROUTES } from '../../shared/router/routes.js';
 import type { RouterServices } from '../../shared/router/services.js';
 import { proxyStream } from '../../shared/router/stream.js';
 import { NodeCallerChannel } from '../http/caller-channel.js';
@@ -32,5 +32,6 @@ export function streamRoutes(table: RouteTable, services: RouterServices): void 
       release();
     }
   };
-  for (const path of ['/api/v1/router/proxy', '/api/v1/proxy', '/proxy']) table.add('*', path, API_KEY, handler);
+  for (const declared of [PROXY_ROUTES.proxy, PROXY_ROUTES.proxyAlias, PROXY_ROUTES.proxyShort])
+    table.add(declared, handler);
 }

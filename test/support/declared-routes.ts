@@ -21,7 +21,7 @@ export interface Declared {
 /** Every declared route of both processes, from the listing the API description is built from
  *  (admin/openapi/route-listing.ts): the access tests and the document read one table. */
 export async function declaredRoutes(ctx: ServiceContext): Promise<Declared[]> {
-  const listed = [...listAdminRoutes(buildAdminApp(ctx).routes), ...(await listProxyRoutes(ctx))];
+  const listed = [...listAdminRoutes(buildAdminApp(ctx).routes), ...listProxyRoutes()];
   return listed.map((r) => ({
     process: r.process,
     method: r.method,
