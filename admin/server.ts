@@ -16,7 +16,7 @@ import { settlementOf } from '../shared/settlement/backend.js';
 import { onShutdown } from '../shared/shutdown.js';
 import { createLifecycle, drainServer, tracked } from '../shared/lifecycle.js';
 import { buildAdminApp } from './app.js';
-import { startChainJobs } from './chain-jobs.js';
+import { startChainJobs } from './jobs/chain.js';
 
 surviveBrokenPipes();
 const config = loadConfigOrExit();

@@ -3,7 +3,7 @@
 // is a payment's. Run here, once a second and PASSIVE (it never waits for writers), it keeps the WAL short while
 // the proxy, whose threshold is raised (openDb `walAutocheckpointPages`), only checkpoints itself if this stops.
 import type { Logger } from '../log.js';
-import { type StopPeriodic, startPeriodic } from '../periodic.js';
+import { type StopPeriodic, startPeriodic } from '../../admin/jobs/periodic.js';
 import type { Db } from './orm.js';
 
 export function startCheckpointer(db: Db, log: Logger, intervalMs = 1000): StopPeriodic {

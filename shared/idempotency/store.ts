@@ -16,7 +16,7 @@ import type { SqlTx } from '../db/sql.js';
 import { uuidv7 } from '../ids.js';
 import { countCacheLookup } from '../metrics/caches.js';
 import type { Logger } from '../log.js';
-import { type StopPeriodic, startPurge } from '../periodic.js';
+import { type StopPeriodic, startPurge } from '../../admin/jobs/periodic.js';
 
 /** The sealed column: the headers the handler set and the body as sent (JSON text), checked when read back. */
 const SealedAnswer = z.object({ headers: z.record(z.string(), z.string()), body: z.string() });

@@ -15,7 +15,7 @@
 import type { Config } from '../../config/index.js';
 import type { ServiceContext } from '../context.js';
 import type { Logger } from '../log.js';
-import { type StopPeriodic, startPurge } from '../periodic.js';
+import { type StopPeriodic, startPurge } from '../../admin/jobs/periodic.js';
 import { GUESS_WINDOW_SECS } from './guess-limit.js';
 
 const HOUR_MS = 3_600_000;

@@ -6,7 +6,7 @@
 import type { ServiceContext } from '../context.js';
 import { RouterPayment } from '../db/entities/index.js';
 import type { Logger } from '../log.js';
-import { type StopPeriodic, startPeriodic } from '../periodic.js';
+import { type StopPeriodic, startPeriodic } from '../../admin/jobs/periodic.js';
 import { releaseFeeLegIn } from './payments.js';
 
 /** Releases up to `max` fee legs reserved before `olderThan`; resolves with how many it released. */

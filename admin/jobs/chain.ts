@@ -2,13 +2,13 @@
 // was paid. First the router payments (used -> Settled, expired -> Expired and caps released), then the fee legs
 // whose merchant leg was just seen used, then plan orders a request left unfinished. Each step's failure (a node
 // that does not answer, an operator without gas) is logged and never stops the others; the next run tries again.
-import type { ServiceContext } from '../shared/context.js';
-import { reconcileChainOrders } from '../shared/credits/chain-order.js';
-import type { Logger } from '../shared/log.js';
-import { type StopPeriodic, startPeriodic } from '../shared/periodic.js';
-import { collectFeesOnce } from '../shared/router/chain-fee-collector.js';
-import { reconcileOnce } from '../shared/router/chain-reconciler.js';
-import type { ChainClient } from '../shared/settlement/chain/client.js';
+import type { ServiceContext } from '../../shared/context.js';
+import { reconcileChainOrders } from '../../shared/credits/chain-order.js';
+import type { Logger } from '../../shared/log.js';
+import { type StopPeriodic, startPeriodic } from './periodic.js';
+import { collectFeesOnce } from '../../shared/router/chain-fee-collector.js';
+import { reconcileOnce } from '../../shared/router/chain-reconciler.js';
+import type { ChainClient } from '../../shared/settlement/chain/client.js';
 
 export function startChainJobs(ctx: ServiceContext, chain: ChainClient, log: Logger): StopPeriodic {
   const failed = (what: string) => (err: unknown) =>

@@ -1,6 +1,6 @@
 // A background task of a process (the WAL checkpointer, the fee sweep): run every `intervalMs`, never two runs at
 // once (a slow run skips the ticks it overlaps), never keeping the process alive. Failures are the task's to log.
-import type { Logger } from './log.js';
+import type { Logger } from '../../shared/log.js';
 
 /** Stops a periodic task: no further run starts; resolves once a run in progress has finished (its transaction
  *  committed or rolled back), so the database can be closed after it. */
