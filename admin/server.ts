@@ -5,18 +5,14 @@ import { ensureOperatorWallet } from '../shared/accounts/service-wallets.js';
 import { surviveBrokenPipes } from '../shared/broken-pipes.js';
 import { createContextOrExit } from '../shared/context.js';
 import { clientErrorHandler, connectionsCheckingIntervalMs } from '../shared/errors/client-error.js';
-import { startCheckpointer } from '../shared/db/checkpointer.js';
 import { ensureSigningKey } from '../shared/keys/signing-keys.js';
-import { startIdempotencyPurge } from '../shared/idempotency/store.js';
 import { createLogger } from '../shared/log.js';
 import { startMetrics } from '../shared/metrics/listener.js';
-import { startOAuthPurge } from '../shared/oauth/purge.js';
-import { startFeeSweep } from '../shared/router/fee-sweep.js';
 import { settlementOf } from '../shared/settlement/backend.js';
 import { onShutdown } from '../shared/shutdown.js';
 import { createLifecycle, drainServer, tracked } from '../shared/lifecycle.js';
 import { buildAdminApp } from './app.js';
-import { startChainJobs } from './jobs/chain.js';
+import { adminJobs, startJobs } from './jobs/runner.js';
 
 surviveBrokenPipes();
 const config = loadConfigOrExit();
@@ -24,13 +20,8 @@ const log = createLogger(config, 'admin');
 const ctx = await createContextOrExit(config, log, { migrate: process.env.PAYROUTE_SKIP_MIGRATE !== '1' });
 await ensureSigningKey(ctx);
 await ensureOperatorWallet(ctx);
-const stopCheckpointer = startCheckpointer(ctx.db, log);
-const stopFeeSweep = startFeeSweep(ctx, log, config.ROUTER_FEE_SWEEP_AFTER_SECS);
-const stopIdempotencyPurge = startIdempotencyPurge(ctx, log);
-const stopOAuthPurge = startOAuthPurge(ctx, log);
 // The rpc backend: the chain decides what was paid (Settled / Expired); the admin process asks it.
-const settlement = settlementOf(ctx);
-const stopChainJobs = settlement.chain === undefined ? async () => {} : startChainJobs(ctx, settlement.chain, log);
+const stopJobs = startJobs(adminJobs(ctx, log, settlementOf(ctx).chain));
 const lifecycle = createLifecycle();
 const { app } = buildAdminApp(ctx, lifecycle);
 const server = createServer(
@@ -57,7 +48,7 @@ onShutdown(log, config.SHUTDOWN_GRACE_MS, async () => {
   if (!(await drainServer(server, lifecycle, config.SHUTDOWN_GRACE_MS)))
     log.warn({ graceMs: config.SHUTDOWN_GRACE_MS }, 'requests still in flight when the grace ran out were cut');
   // After the requests: a background run still going finishes its transaction before the database closes.
-  await Promise.all([stopCheckpointer(), stopFeeSweep(), stopIdempotencyPurge(), stopOAuthPurge(), stopChainJobs()]);
+  await stopJobs();
   await metrics.close();
   await ctx.db.close();
 });

@@ -38,7 +38,7 @@ function longestRouterCallMs(config: Config): number {
 /** Serves until stopped; `announce` prints the readiness line (a worker tells its supervisor, which prints it). */
 export async function serveProxy(config: Config, log: Logger, announce: boolean): Promise<void> {
   // The proxy never migrates: `npm start`, the admin process or `npm run db:migrate` does.
-  // SQLite: the admin process checkpoints the WAL (shared/db/checkpointer.ts); 8000 pages (~32 MiB) only if it stops.
+  // SQLite: the admin process checkpoints the WAL (admin/jobs/checkpointer.ts); 8000 pages (~32 MiB) only if it stops.
   const ctx = await createContextOrExit(config, log, { walAutocheckpointPages: 8000 });
   const lifecycle = createLifecycle();
   const credentials = createCredentialResolver(ctx);

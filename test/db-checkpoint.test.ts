@@ -1,10 +1,11 @@
-// The WAL checkpointer (shared/db/checkpointer.ts): with the proxy's raised wal_autocheckpoint, committing
+// The WAL checkpointer (admin/jobs/checkpointer.ts): with the proxy's raised wal_autocheckpoint, committing
 // connections leave the WAL alone and a PASSIVE checkpoint from the checkpointer copies it into the file.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
-import { startCheckpointer } from '../shared/db/checkpointer.js';
+import { checkpointJobs } from '../admin/jobs/checkpointer.js';
+import { startJobs } from '../admin/jobs/runner.js';
 import { type Db, migrate, openDb } from '../shared/db/orm.js';
 import { createLogger } from '../shared/log.js';
 import { faucet } from '../shared/settlement/token-ledger.js';
@@ -51,7 +52,7 @@ test.serial('startCheckpointer runs PASSIVE checkpoints on a timer until stopped
       return r;
     },
   };
-  const stop = startCheckpointer(spied, log, 50);
+  const stop = startJobs(checkpointJobs(spied, log, 50));
   try {
     for (let i = 0; i < 50; i++) await faucet(ctxOf(writer), addr(1000 + i), addr(0), 1n);
     await new Promise((r) => setTimeout(r, 400));

@@ -5,29 +5,32 @@
 import type { ServiceContext } from '../../shared/context.js';
 import { reconcileChainOrders } from '../../shared/credits/chain-order.js';
 import type { Logger } from '../../shared/log.js';
-import { type StopPeriodic, startPeriodic } from './periodic.js';
+import { type Job, messageOf } from './job.js';
 import { collectFeesOnce } from '../../shared/router/chain-fee-collector.js';
 import { reconcileOnce } from '../../shared/router/chain-reconciler.js';
 import type { ChainClient } from '../../shared/settlement/chain/client.js';
 
-export function startChainJobs(ctx: ServiceContext, chain: ChainClient, log: Logger): StopPeriodic {
-  const failed = (what: string) => (err: unknown) =>
-    log.warn({ err: err instanceof Error ? err.message : String(err) }, what);
-  return startPeriodic(ctx.config.CHAIN_RECONCILE_INTERVAL_MS, async () => {
-    await reconcileOnce(ctx, chain)
-      .then((r) => {
-        if (r.settled + r.expired > 0) log.info(r, 'reconciled payments with the chain');
-      })
-      .catch(failed('reconciling with the chain failed'));
-    await collectFeesOnce(ctx, chain)
-      .then((fees) => {
-        if (fees.collected + fees.refused > 0) log.info(fees, 'collected fee legs on chain');
-      })
-      .catch(failed('fee leg collection failed'));
-    await reconcileChainOrders(ctx, chain)
-      .then((n) => {
-        if (n > 0) log.info({ orders: n }, 'finished plan orders from the chain');
-      })
-      .catch(failed('reconciling plan orders with the chain failed'));
-  });
+export function chainJob(ctx: ServiceContext, chain: ChainClient, log: Logger): Job {
+  const failed = (what: string) => (err: unknown) => log.warn({ err: messageOf(err) }, what);
+  return {
+    name: 'chain reconciliation',
+    intervalMs: ctx.config.CHAIN_RECONCILE_INTERVAL_MS,
+    run: async () => {
+      await reconcileOnce(ctx, chain)
+        .then((r) => {
+          if (r.settled + r.expired > 0) log.info(r, 'reconciled payments with the chain');
+        })
+        .catch(failed('reconciling with the chain failed'));
+      await collectFeesOnce(ctx, chain)
+        .then((fees) => {
+          if (fees.collected + fees.refused > 0) log.info(fees, 'collected fee legs on chain');
+        })
+        .catch(failed('fee leg collection failed'));
+      await reconcileChainOrders(ctx, chain)
+        .then((n) => {
+          if (n > 0) log.info({ orders: n }, 'finished plan orders from the chain');
+        })
+        .catch(failed('reconciling plan orders with the chain failed'));
+    },
+  };
 }

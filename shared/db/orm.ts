@@ -36,7 +36,7 @@ export interface OpenDbOptions {
   /**
    * SQLite: WAL pages after which a committing connection checkpoints itself (SQLite's default is 1000). The
    * proxy raises it so the checkpoint (page copies and an fsync) runs in the admin process's checkpointer
-   * (checkpointer.ts) instead of inside a payment's COMMIT; the raised value still bounds the WAL if no
+   * (admin/jobs/checkpointer.ts) instead of inside a payment's COMMIT; the raised value still bounds the WAL if no
    * checkpointer runs.
    */
   walAutocheckpointPages?: number | undefined;

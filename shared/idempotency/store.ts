@@ -15,8 +15,6 @@ import { sha256Hex } from '../crypto/hashing.js';
 import type { SqlTx } from '../db/sql.js';
 import { uuidv7 } from '../ids.js';
 import { countCacheLookup } from '../metrics/caches.js';
-import type { Logger } from '../log.js';
-import { type StopPeriodic, startPurge } from '../../admin/jobs/periodic.js';
 
 /** The sealed column: the headers the handler set and the body as sent (JSON text), checked when read back. */
 const SealedAnswer = z.object({ headers: z.record(z.string(), z.string()), body: z.string() });
@@ -133,9 +131,4 @@ export async function purgeExpired(ctx: ServiceContext, now: Date, maxBatches = 
     if (n < PURGE_BATCH) break;
   }
   return total;
-}
-
-/** Runs the purge every `intervalMs` in the admin process; returns its stop function. */
-export function startIdempotencyPurge(ctx: ServiceContext, log: Logger, intervalMs = 600_000): StopPeriodic {
-  return startPurge(log, 'expired idempotency keys', intervalMs, () => purgeExpired(ctx, ctx.now()));
 }

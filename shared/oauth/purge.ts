@@ -11,11 +11,9 @@
 //   - decided (approved, denied) or redeemed: a day past expiry (a replayed redeemed code still revokes its grant;
 //     a late device still hears `expired_token`);
 // - idle or expired page sessions, user-code guess windows and device authorization rate windows once over.
-// The purge runs every 10 minutes, so each row outlives its bound by at most that.
+// The purge runs every 10 minutes (admin/jobs/oauth-purge.ts), so each row outlives its bound by at most that.
 import type { Config } from '../../config/index.js';
 import type { ServiceContext } from '../context.js';
-import type { Logger } from '../log.js';
-import { type StopPeriodic, startPurge } from '../../admin/jobs/periodic.js';
 import { GUESS_WINDOW_SECS } from './guess-limit.js';
 
 const HOUR_MS = 3_600_000;
@@ -66,11 +64,4 @@ export async function purgeOAuth(ctx: ServiceContext, now: Date, maxBatches = 10
     }
   }
   return total;
-}
-
-/** Runs the purge every `intervalMs` in the admin process; returns its stop function. */
-export function startOAuthPurge(ctx: ServiceContext, log: Logger, intervalMs = 600_000): StopPeriodic {
-  return startPurge(log, 'expired OAuth codes, tokens, sessions and windows', intervalMs, () =>
-    purgeOAuth(ctx, ctx.now()),
-  );
 }

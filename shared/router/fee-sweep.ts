@@ -1,12 +1,10 @@
 // Fee legs left reserved. A mode B payment's fee leg is settled or released when its answer is recorded
 // (pay.ts finishPayment / finishFeeLeg). If that never happens (the recording failed on a database error after the
 // merchant answered, or the proxy stopped mid-call), the leg would hold its share of the delegation's cap for
-// ever. The admin process releases such legs once they are older than any paid call can last
+// ever. The admin process (admin/jobs/fee-sweep.ts) releases such legs once they are older than any paid call can last
 // (ROUTER_FEE_SWEEP_AFTER_SECS): the fee is not collected, the buyer's cap gets it back. The merchant leg stands.
 import type { ServiceContext } from '../context.js';
 import { RouterPayment } from '../db/entities/index.js';
-import type { Logger } from '../log.js';
-import { type StopPeriodic, startPeriodic } from '../../admin/jobs/periodic.js';
 import { releaseFeeLegIn } from './payments.js';
 
 /** Releases up to `max` fee legs reserved before `olderThan`; resolves with how many it released. */
@@ -39,20 +37,4 @@ export async function releaseStaleFeeLegs(ctx: ServiceContext, olderThan: Date, 
     if (await ctx.db.sql.transaction((tx) => releaseFeeLegIn(tx, leg, ctx.now()))) released += 1;
   }
   return released;
-}
-
-/** Runs the sweep every `intervalMs` in the admin process; returns its stop function. */
-export function startFeeSweep(
-  ctx: ServiceContext,
-  log: Logger,
-  afterSeconds: number,
-  intervalMs = 60_000,
-): StopPeriodic {
-  return startPeriodic(intervalMs, () =>
-    releaseStaleFeeLegs(ctx, new Date(ctx.now().getTime() - afterSeconds * 1000))
-      .then((n) => {
-        if (n > 0) log.warn({ released: n }, 'released fee legs left reserved');
-      })
-      .catch((err: unknown) => log.warn({ err: err instanceof Error ? err.message : String(err) }, 'fee sweep failed')),
-  );
 }

@@ -1,0 +1,13 @@
+// What the OAuth flows leave behind, every 10 minutes, so each row outlives its bound by at most that (what is
+// kept how long, and the statements: shared/oauth/purge.ts).
+import type { ServiceContext } from '../../shared/context.js';
+import type { Logger } from '../../shared/log.js';
+import { purgeOAuth } from '../../shared/oauth/purge.js';
+import type { Job } from './job.js';
+import { purgeRun } from './purge.js';
+
+export const oauthPurgeJob = (ctx: ServiceContext, log: Logger, intervalMs = 600_000): Job => ({
+  name: 'OAuth purge',
+  intervalMs,
+  run: purgeRun(log, 'expired OAuth codes, tokens, sessions and windows', () => purgeOAuth(ctx, ctx.now())),
+});
