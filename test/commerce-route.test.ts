@@ -6,11 +6,11 @@
 import test from 'ava';
 import { decodeJwt } from 'jose';
 import { getAddress } from 'viem';
-import { RouterPayment, TokenLedger } from '../shared/db/entities/index.js';
+import { RouterPayment } from '../shared/db/entities/index.js';
 import { addCatalogEntry } from '../shared/router/catalog.js';
 import { MERCHANT_MPP, MERCHANT_V1, MERCHANT_V2 } from './support/merchants/fixtures.js';
 import { forEachDb } from './support/matrix.js';
-import { type GrantToken, codeGrant, connector, deviceGrant, expiredAndForged } from './support/oauth.js';
+import { type GrantToken, codeGrant, connector, deviceGrant, expiredAndForged, bindingOf } from './support/oauth.js';
 import {
   FEE_RECIPIENT,
   type Merchants,
@@ -28,8 +28,8 @@ import {
   paymentRows,
   scriptedMerchant,
   startMerchants,
+  ledgerMoves,
 } from './support/router-fixtures.js';
-import type { Stack } from './support/stack.js';
 
 const PRICE = 10_000n; // 0.01 USDC: fee 500 atomic, cap charge ceil(10,500 / 10,000) = 2 cents (MPP: 1 cent, no fee)
 const FUNDS = 100_000_000n;
@@ -140,17 +140,7 @@ const MERCHANTS = [
 ] as const;
 
 forEachDb(({ stack, test }) => {
-  async function movesOf(paymentId: string) {
-    const rows = await stack()
-      .ctx.db.em()
-      .find(TokenLedger, { reference: paymentId }, { orderBy: { kind: 'asc' } });
-    const out: [string, string, string, bigint][] = [];
-    for (const r of rows.filter((x) => x.delta > 0n)) {
-      const from = rows.find((x) => x.txId === r.txId && x.kind === r.kind && x.delta === -r.delta);
-      out.push([r.kind, from?.address ?? '?', r.address, r.delta]);
-    }
-    return out;
-  }
+  const movesOf = (paymentId: string) => ledgerMoves(stack(), paymentId);
 
   async function fundedUser(): Promise<User> {
     const u = await stack().user();
@@ -159,17 +149,6 @@ forEachDb(({ stack, test }) => {
   }
 
   const grantRows = (grantId: string) => stack().ctx.db.em().find(RouterPayment, { grantId });
-
-  async function bindingOf(s: Stack, apiKey: string, bindingId: string) {
-    const r = await fetch(`${s.proxyUrl}/oauth/bindings?page=1&offset=100`, {
-      headers: { authorization: `Bearer ${apiKey}` },
-    });
-    if (r.status !== 200) throw new Error(`bindings: ${r.status}`);
-    const body = (await r.json()) as { bindings: Record<string, unknown>[] };
-    const b = body.bindings.find((x) => x.bindingId === bindingId);
-    if (b === undefined) throw new Error(`binding ${bindingId} not listed`);
-    return b;
-  }
 
   const pay = (g: GrantToken, url: string, extra: Record<string, unknown> = {}) =>
     g.api.post(ROUTE, { requestId: rid(), url, ...extra });

@@ -7,24 +7,13 @@ import { randomUUID } from 'node:crypto';
 import { type ApiClient, type ApiResponse, apiClient } from './support/http.js';
 import { type Prepared, ROUTE_CASES, type Request } from './support/idempotent-routes.js';
 import { forEachDb } from './support/matrix.js';
-import type { Stack } from './support/stack.js';
+import { secondAdmin } from './support/stack.js';
 
 const N = 20;
 const REPLAYED = 'idempotent-replayed';
 
 const sendVia = (api: ApiClient, r: Request, key: string): Promise<ApiResponse<any>> =>
   api.call('POST', r.path, r.body, { 'idempotency-key': key });
-
-/** A second admin process per stack, started once (stack.stop() stops it with the others). */
-const secondAdmins = new Map<Stack, Promise<{ url: string }>>();
-function secondAdmin(stack: Stack): Promise<{ url: string }> {
-  let p = secondAdmins.get(stack);
-  if (p === undefined) {
-    p = stack.spawn('admin');
-    secondAdmins.set(stack, p);
-  }
-  return p;
-}
 
 /** The burst's answers: exactly one ran; the rest are replays of it or "in progress"; one effect. */
 async function checkOneEffect(

@@ -11,9 +11,8 @@ import { runCli } from './support/cli.js';
 import { concrete, declaredRoutes, methodsOf, send } from './support/declared-routes.js';
 import { type ApiResponse, apiClient } from './support/http.js';
 import { forEachDb } from './support/matrix.js';
-import { type GrantToken, codeGrant, connector, postForm, refreshForm } from './support/oauth.js';
+import { type GrantToken, codeGrant, connector, postForm, refreshForm, bindingOf } from './support/oauth.js';
 import { type Merchants, PAID_ENV, fund, startMerchants } from './support/router-fixtures.js';
-import type { Stack } from './support/stack.js';
 
 const PRICE = 10_000n; // x402: 500 atomic fee, cap charge 2 cents
 const FUNDS = 100_000_000n;
@@ -47,17 +46,6 @@ const isRefusal = (r: ApiResponse<any>) =>
     r.body.code === 'BCK.AUTH.0001' &&
     (r.headers.get('www-authenticate') ?? '').startsWith('Bearer error="invalid_token"')) ||
   (r.status === 402 && r.body.code === 'BCK.ROUTER.0003' && r.body.details === 'delegation is revoked');
-
-async function bindingOf(s: Stack, apiKey: string, bindingId: string): Promise<Record<string, unknown>> {
-  const r = await fetch(`${s.proxyUrl}/oauth/bindings?page=1&offset=100`, {
-    headers: { authorization: `Bearer ${apiKey}` },
-  });
-  if (r.status !== 200) throw new Error(`bindings: ${r.status}`);
-  const body = (await r.json()) as { bindings: Record<string, unknown>[] };
-  const b = body.bindings.find((x) => x.bindingId === bindingId);
-  if (b === undefined) throw new Error(`binding ${bindingId} not listed`);
-  return b;
-}
 
 forEachDb(({ stack, test }) => {
   async function fundedUser() {

@@ -42,6 +42,7 @@ import {
   ledgerBalance,
   paymentRow,
   startMerchants,
+  ledgerMoves,
 } from './support/router-fixtures.js';
 import { balance, mint, paymentRequired, permission, seller } from './support/x402.js';
 
@@ -79,18 +80,7 @@ forEachDb(({ stack, test }) => {
   const route = (u: User, delegationId: string, url = m.v2.url + m.v2.paidPath) =>
     u.api.post('/router/route', { requestId: rid(), delegationId, url });
 
-  /** Every ledger move of one payment as [kind, from, to, amount]. */
-  async function movesOf(paymentId: string) {
-    const rows = await stack()
-      .ctx.db.em()
-      .find(TokenLedger, { reference: paymentId }, { orderBy: { kind: 'asc' } });
-    const out: [string, string, string, bigint][] = [];
-    for (const r of rows.filter((x) => x.delta > 0n)) {
-      const from = rows.find((x) => x.txId === r.txId && x.kind === r.kind && x.delta === -r.delta);
-      out.push([r.kind, from?.address ?? '?', r.address, r.delta]);
-    }
-    return out;
-  }
+  const movesOf = (paymentId: string) => ledgerMoves(stack(), paymentId);
 
   /** One member (own wallet funded with OWN), a wallet funded with FUNDS, a budget, and the member's delegation. */
   async function spender(o: { budgetCents?: number; delegationCents?: number; members?: number } = {}) {

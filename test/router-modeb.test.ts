@@ -2,7 +2,6 @@
 // official-library merchants (test/support/merchants/), on SQLite and PostgreSQL. Each paid call is checked
 // against the record, the delegation's cap, its transaction rows and the internal token ledger.
 import { getAddress } from 'viem';
-import { TokenLedger } from '../shared/db/entities/index.js';
 import { addCatalogEntry } from '../shared/router/catalog.js';
 import { MERCHANT_MPP, MERCHANT_V1, MERCHANT_V2 } from './support/merchants/fixtures.js';
 import { type X402V2Merchant, startX402V2Merchant } from './support/merchants/x402-v2.js';
@@ -28,6 +27,7 @@ import {
   paymentRows,
   scriptedMerchant,
   startMerchants,
+  ledgerMoves,
 } from './support/router-fixtures.js';
 import test from 'ava';
 
@@ -100,17 +100,7 @@ let n = 0;
 const rid = () => `req-${Date.now()}-${++n}`;
 
 forEachDb(({ stack, test }) => {
-  async function movesOf(paymentId: string) {
-    const rows = await stack()
-      .ctx.db.em()
-      .find(TokenLedger, { reference: paymentId }, { orderBy: { kind: 'asc' } });
-    const out: [string, string, string, bigint][] = [];
-    for (const r of rows.filter((x) => x.delta > 0n)) {
-      const from = rows.find((x) => x.txId === r.txId && x.kind === r.kind && x.delta === -r.delta);
-      out.push([r.kind, from?.address ?? '?', r.address, r.delta]);
-    }
-    return out;
-  }
+  const movesOf = (paymentId: string) => ledgerMoves(stack(), paymentId);
 
   async function paidUser(limitCents = 1000, amount = 100_000_000n, extra: Record<string, unknown> = {}) {
     const u = await stack().user();

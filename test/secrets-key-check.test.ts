@@ -8,7 +8,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -32,7 +31,7 @@ import {
   postgresAvailable,
 } from './support/databases.js';
 import { apiClient } from './support/http.js';
-import { freePort } from './support/ports.js';
+import { freePort, listening } from './support/ports.js';
 import { attachPlan, createAgent, createPlan } from './support/registry-builders.js';
 import { permissionBody } from './support/x402.js';
 
@@ -87,18 +86,6 @@ async function stateOf(db: TestDatabase): Promise<{ check: string | undefined; u
   } finally {
     await d.close();
   }
-}
-
-/** Whether something accepts connections on 127.0.0.1:`port`. */
-function listening(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect(port, '127.0.0.1');
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
 }
 
 /** A refused start: exit 2, no readiness line, the refusal on stderr, no key's value anywhere in what it printed. */

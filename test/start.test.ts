@@ -4,13 +4,12 @@
 // measures time.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import test from 'ava';
-import { freePort } from './support/ports.js';
+import { freePort, listening } from './support/ports.js';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const START = join(ROOT, 'admin/cli/start.ts');
@@ -275,18 +274,6 @@ async function waitGone(pids: readonly number[], ms: number): Promise<number[]> 
     running = running.filter(alive);
   }
   return running;
-}
-
-/** Whether something accepts connections on 127.0.0.1:`port`. */
-function listening(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect(port, '127.0.0.1');
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
 }
 
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {

@@ -15,21 +15,10 @@ import {
 import { type ApiClient, type ApiResponse, apiClient } from './support/http.js';
 import { forEachDb } from './support/matrix.js';
 import { TOKEN_ADDRESS } from './support/registry-builders.js';
-import type { Stack } from './support/stack.js';
+import { type Stack, secondAdmin } from './support/stack.js';
 import { balance, delegation, fundUsdc, paymentRequired, permission, seller } from './support/x402.js';
 
 const N = 30;
-
-/** A second admin process per stack, started once (stack.stop() stops it with the others). */
-const secondAdmins = new Map<Stack, Promise<{ url: string }>>();
-function secondAdmin(stack: Stack): Promise<{ url: string }> {
-  let p = secondAdmins.get(stack);
-  if (p === undefined) {
-    p = stack.spawn('admin');
-    secondAdmins.set(stack, p);
-  }
-  return p;
-}
 
 /**
  * `N` identical settles at once, alternating between the stack's admin (through the proxy) and the second one.

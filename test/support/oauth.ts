@@ -230,3 +230,15 @@ export async function expiredAndForged(stack: Stack, token: string): Promise<{ e
     .sign(privateKey);
   return { expired, forged };
 }
+
+/** The user's binding `bindingId` as GET /oauth/bindings lists it (through the proxy, with the user's API key). */
+export async function bindingOf(s: Stack, apiKey: string, bindingId: string): Promise<Record<string, unknown>> {
+  const r = await fetch(`${s.proxyUrl}/oauth/bindings?page=1&offset=100`, {
+    headers: { authorization: `Bearer ${apiKey}` },
+  });
+  if (r.status !== 200) throw new Error(`bindings: ${r.status}`);
+  const body = (await r.json()) as { bindings: Record<string, unknown>[] };
+  const b = body.bindings.find((x) => x.bindingId === bindingId);
+  if (b === undefined) throw new Error(`binding ${bindingId} not listed`);
+  return b;
+}

@@ -1,5 +1,5 @@
 // Ports for tests that must name one before a process starts (npm start, a metrics port): free a moment ago.
-import { createServer } from 'node:net';
+import { connect, createServer } from 'node:net';
 
 /** A port that was free a moment ago (listen on 0, read it, close). */
 export function freePort(): Promise<number> {
@@ -11,5 +11,17 @@ export function freePort(): Promise<number> {
       const port = typeof addr === 'object' && addr !== null ? addr.port : 0;
       server.close(() => resolve(port));
     });
+  });
+}
+
+/** Whether something accepts connections on 127.0.0.1:`port`. */
+export function listening(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
   });
 }

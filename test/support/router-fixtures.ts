@@ -4,7 +4,7 @@
 // delegation.
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { getAddress } from 'viem';
-import { DelegationTransaction, Delegation, RouterPayment } from '../../shared/db/entities/index.js';
+import { DelegationTransaction, Delegation, RouterPayment, TokenLedger } from '../../shared/db/entities/index.js';
 import { balanceOf, faucet } from '../../shared/settlement/token-ledger.js';
 import { StubChain } from './merchants/chain.js';
 import { MERCHANT_MPP, MERCHANT_V1, MERCHANT_V2, assetOf } from './merchants/fixtures.js';
@@ -74,6 +74,20 @@ export async function paymentRow(stack: Stack, id: string) {
 
 export async function paymentRows(stack: Stack, userId: string) {
   return stack.ctx.db.em().find(RouterPayment, { userId });
+}
+
+/**
+ * Every ledger move of one payment as [kind, from, to, amount]: each credit row paired with the debit of the same
+ * transfer (same txId and kind, opposite delta); '?' where no debit matches.
+ */
+export async function ledgerMoves(stack: Stack, paymentId: string): Promise<[string, string, string, bigint][]> {
+  const rows = await stack.ctx.db.em().find(TokenLedger, { reference: paymentId }, { orderBy: { kind: 'asc' } });
+  const out: [string, string, string, bigint][] = [];
+  for (const r of rows.filter((x) => x.delta > 0n)) {
+    const from = rows.find((x) => x.txId === r.txId && x.kind === r.kind && x.delta === -r.delta);
+    out.push([r.kind, from?.address ?? '?', r.address, r.delta]);
+  }
+  return out;
 }
 
 export interface Merchants {

@@ -220,3 +220,14 @@ export async function startStack(
     },
   };
 }
+
+const secondAdmins = new Map<Stack, Promise<{ url: string }>>();
+/** A second admin process on the stack's database, started once per stack (stack.stop() stops it with the others). */
+export function secondAdmin(stack: Stack): Promise<{ url: string }> {
+  let p = secondAdmins.get(stack);
+  if (p === undefined) {
+    p = stack.spawn('admin');
+    secondAdmins.set(stack, p);
+  }
+  return p;
+}
