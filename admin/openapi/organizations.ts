@@ -31,7 +31,7 @@ import {
   ListGroupsQuery,
   PageQuery,
   UpdateGroupBody,
-} from '../../shared/organizations/org-schemas.js';
+} from '../../shared/organizations/requests.js';
 import { SharePaymentMethodBody, enrollPaymentMethodBody } from '../../shared/organizations/payment-methods.js';
 import { CreateWalletBody } from '../../shared/organizations/wallets.js';
 import { UuidPath } from './params.js';

@@ -4,7 +4,7 @@
 // whatever they send.
 import type { ApiKeyCaller } from '../../shared/auth/caller.js';
 import { API_KEY } from '../../shared/auth/route-access.js';
-import { adminOf, memberOf } from '../../shared/organizations/access.js';
+import { adminOf, memberOf } from '../../shared/organizations/org-caller.js';
 import {
   CreateBudgetBody,
   UpdateBudgetBody,

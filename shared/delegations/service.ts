@@ -13,8 +13,8 @@ import type { TokenSigner } from '../keys/signing-keys.js';
 import { toWire } from '../money.js';
 import { SpendRefused, delegationAccount, releaseIn, reserveIn } from '../spend/index.js';
 import { orgFundingFor } from '../organizations/spending.js';
-import { type DelegationRecord, delegationRecord } from './records.js';
-import { type CreateDelegationInput, FIAT_PROVIDERS, type DelegationStatus } from './schemas.js';
+import { type DelegationRecord, delegationRecord } from './responses.js';
+import { type CreateDelegationInput, FIAT_PROVIDERS, type DelegationStatus } from './requests.js';
 
 export const DELEGATION_TOKEN_AUDIENCE = 'payroute:delegation';
 

@@ -2,9 +2,9 @@
 // organization, including groups a Member is not in), newest first, filtered by event, actor and time.
 import type { ServiceContext } from '../context.js';
 import { OrgActivity } from '../db/entities/index.js';
-import { adminOf } from './access.js';
+import { adminOf } from './org-caller.js';
 import type { Paged } from './members.js';
-import type { ActivityInput } from './org-schemas.js';
+import type { ActivityInput } from './requests.js';
 
 export interface ActivityView {
   readonly id: string;

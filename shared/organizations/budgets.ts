@@ -13,7 +13,7 @@ import { uuidv7 } from '../ids.js';
 import { LimitCents, toWire } from '../money.js';
 import { CURRENCIES } from '../spend/currency.js';
 import { calendarPeriod, currentPeriod, firstPeriod, recordBudgetActivityIn } from '../spend/index.js';
-import { type OrgCaller, groupIn, isUuid } from './access.js';
+import { type OrgCaller, groupIn, isUuid } from './org-caller.js';
 import { recordActivity } from './activity.js';
 import { InvariantError } from '../errors/invariant.js';
 

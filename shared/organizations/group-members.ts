@@ -3,7 +3,7 @@
 import type { ServiceContext } from '../context.js';
 import { OrgGroupMember, OrgMembership, type OrgRole } from '../db/entities/index.js';
 import { AppError } from '../errors/app-error.js';
-import { adminOf, groupIn, isUuid, memberOf } from './access.js';
+import { adminOf, groupIn, isUuid, memberOf } from './org-caller.js';
 import { recordActivity } from './activity.js';
 import { readableGroup } from './groups.js';
 import { emailsOf, memberIn } from './members.js';

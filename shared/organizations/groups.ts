@@ -7,12 +7,12 @@ import type { ServiceContext } from '../context.js';
 import { OrgGroup, OrgGroupMember } from '../db/entities/index.js';
 import { type Em, emSql } from '../db/sql.js';
 import { AppError } from '../errors/app-error.js';
-import { type OrgCaller, adminOf, groupIn, memberOf } from './access.js';
+import { type OrgCaller, adminOf, groupIn, memberOf } from './org-caller.js';
 import type { ActivityEvent } from '../db/entities/index.js';
 import { recordActivity } from './activity.js';
 import type { Paged } from './members.js';
 import { lockAsAdmin } from './org-lock.js';
-import type { ListGroupsInput, UpdateGroupInput } from './org-schemas.js';
+import type { ListGroupsInput, UpdateGroupInput } from './requests.js';
 
 type GroupRow = InferEntity<typeof OrgGroup>;
 

@@ -8,10 +8,10 @@ import type { ServiceContext } from '../context.js';
 import { OrgGroupMember, OrgMembership, type OrgRole, User } from '../db/entities/index.js';
 import type { Em } from '../db/sql.js';
 import { AppError } from '../errors/app-error.js';
-import { type OrgCaller, adminOf, isUuid, memberOf } from './access.js';
+import { type OrgCaller, adminOf, isUuid, memberOf } from './org-caller.js';
 import { recordActivity } from './activity.js';
 import { lockAsAdmin } from './org-lock.js';
-import type { AddMemberInput, PageInput } from './org-schemas.js';
+import type { AddMemberInput, PageInput } from './requests.js';
 
 type MembershipRow = InferEntity<typeof OrgMembership>;
 

@@ -9,7 +9,7 @@ import type { Em } from '../db/orm.js';
 import { emSql } from '../db/sql.js';
 import { AppError } from '../errors/app-error.js';
 import { line } from '../text.js';
-import { type OrgCaller, adminOf, isUuid, memberOf } from './access.js';
+import { type OrgCaller, adminOf, isUuid, memberOf } from './org-caller.js';
 import { recordActivity } from './activity.js';
 import { memberGroupIds } from './member-groups.js';
 import { activeGroupIn, requireStillActive } from './wallet-shares.js';

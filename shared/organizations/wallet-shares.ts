@@ -8,7 +8,7 @@ import { OrgGroup, OrgWallet, OrgWalletShare } from '../db/entities/index.js';
 import type { Em } from '../db/orm.js';
 import { emSql } from '../db/sql.js';
 import { AppError } from '../errors/app-error.js';
-import { type OrgCaller, adminOf, groupIn, memberOf } from './access.js';
+import { type OrgCaller, adminOf, groupIn, memberOf } from './org-caller.js';
 import { recordActivity } from './activity.js';
 import { memberGroupIds } from './member-groups.js';
 import { type WalletRecord, walletIn, walletRecord } from './wallets.js';

@@ -10,7 +10,7 @@ import { OrgWallet, OrgWalletShare, TokenBalance } from '../db/entities/index.js
 import type { Em } from '../db/orm.js';
 import { AppError } from '../errors/app-error.js';
 import { line } from '../text.js';
-import { type OrgCaller, adminOf, isUuid, memberOf } from './access.js';
+import { type OrgCaller, adminOf, isUuid, memberOf } from './org-caller.js';
 import { recordActivity } from './activity.js';
 import { memberGroupIds } from './member-groups.js';
 import { InvariantError } from '../errors/invariant.js';

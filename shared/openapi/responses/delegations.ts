@@ -1,7 +1,7 @@
 // What the delegation endpoints answer (shared/delegations: the record of records.ts, create, revoke, journal).
 import { z } from 'zod';
-import type { DelegationRecord as DelegationRecordType } from '../../delegations/records.js';
-import { PROVIDERS } from '../../delegations/schemas.js';
+import type { DelegationRecord as DelegationRecordType } from '../../delegations/responses.js';
+import { PROVIDERS } from '../../delegations/requests.js';
 import type { createDelegation, listDelegationTransactions, revokeDelegation } from '../../delegations/service.js';
 import { CURRENCIES } from '../../spend/currency.js';
 import { Address, Decimal, type Fits, Id, Timestamp, named, pageOf } from './common.js';
