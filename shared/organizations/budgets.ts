@@ -7,14 +7,14 @@ import type { InferEntity } from '@mikro-orm/core';
 import { z } from 'zod';
 import type { ServiceContext } from '../context.js';
 import { BUDGET_INTERVALS, type BudgetInterval, GroupBudget, OrgGroupMember } from '../db/entities/index.js';
-import { type SqlTx, int64, isUniqueViolation, timestamp } from '../db/sql.js';
+import { type SqlTx, emSql, int64, isUniqueViolation, timestamp } from '../db/sql.js';
 import { AppError } from '../errors/app-error.js';
 import { uuidv7 } from '../ids.js';
+import { recordActivity } from '../org-activity/store.js';
 import { LimitCents, toWire } from '../money.js';
 import { CURRENCIES } from '../spend/currency.js';
-import { calendarPeriod, currentPeriod, firstPeriod, recordBudgetActivityIn } from '../spend/index.js';
+import { calendarPeriod, currentPeriod, firstPeriod } from '../spend/index.js';
 import { type OrgCaller, groupIn, isUuid } from './org-caller.js';
-import { recordActivity } from './activity.js';
 import { InvariantError } from '../errors/invariant.js';
 
 type Budget = InferEntity<typeof GroupBudget>;
@@ -154,7 +154,7 @@ export async function createBudget(
   if (existing !== null) throw conflict(existing.id);
   const now = ctx.now();
   const period = firstPeriod(input.interval, now);
-  const budget = em.create(GroupBudget, {
+  const created = {
     id: randomUUID(),
     orgId: org.orgId,
     groupId: group.id,
@@ -168,28 +168,33 @@ export async function createBudget(
     alertedPeriodStart: null,
     createdAt: now,
     updatedAt: now,
-  });
-  recordActivity(
-    em,
-    {
-      orgId: org.orgId,
-      eventType: 'budget.created',
-      actorUserId: org.userId,
-      subjectType: 'budget',
-      subjectId: budget.id,
-      details: {
-        groupId: group.id,
-        currency: input.currency,
-        interval: input.interval,
-        spendingLimitCents: toWire(input.spendingLimitCents),
-        alertThresholdPct: input.alertThresholdPct ?? null,
-      },
-    },
-    now,
-  );
+  };
+  let budget: Budget;
   try {
-    // One flush, one transaction: the budget and its activity row commit together.
-    await em.flush();
+    // One transaction: the budget and its activity row commit together.
+    budget = await em.transactional(async (tx) => {
+      const b = tx.create(GroupBudget, created);
+      await tx.flush();
+      await recordActivity(
+        emSql(tx),
+        {
+          orgId: org.orgId,
+          eventType: 'budget.created',
+          actorUserId: org.userId,
+          subjectType: 'budget',
+          subjectId: b.id,
+          details: {
+            groupId: group.id,
+            currency: input.currency,
+            interval: input.interval,
+            spendingLimitCents: toWire(input.spendingLimitCents),
+            alertThresholdPct: input.alertThresholdPct ?? null,
+          },
+        },
+        now,
+      );
+      return b;
+    });
   } catch (err) {
     // Two creations raced past the read above: the unique (group_id, currency) key refused the second.
     if (isUniqueViolation(err)) throw conflict();
@@ -334,8 +339,12 @@ export async function updateBudget(
     }
     // In the same transaction: the log has the change exactly when it committed. Nothing changed, nothing logged.
     if (Object.keys(changes).length > 0) {
-      const entry = { orgId: org.orgId, budgetId, actorUserId: org.userId, eventType: 'budget.updated' as const };
-      await recordBudgetActivityIn(tx, { ...entry, details: { groupId: group.id, ...changes } }, now);
+      const entry = { orgId: org.orgId, actorUserId: org.userId, subjectType: 'budget', subjectId: budgetId } as const;
+      await recordActivity(
+        tx,
+        { ...entry, eventType: 'budget.updated', details: { groupId: group.id, ...changes } },
+        now,
+      );
     }
   });
   return budgetView(await budgetOf(ctx, org, group.id, budgetId), ctx.now());
