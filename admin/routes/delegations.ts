@@ -9,7 +9,7 @@ import {
   listDelegationTransactions,
   listDelegations,
   revokeDelegation,
-} from '../../shared/delegations/service.js';
+} from '../../shared/delegations/delegations.js';
 import { CreateDelegationBody, ListDelegationsQuery } from '../../shared/delegations/requests.js';
 import { AppError } from '../../shared/errors/app-error.js';
 import type { AdminDeps } from '../deps.js';

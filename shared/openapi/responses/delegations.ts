@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import type { DelegationRecord as DelegationRecordType } from '../../delegations/responses.js';
 import { PROVIDERS } from '../../delegations/requests.js';
-import type { createDelegation, listDelegationTransactions, revokeDelegation } from '../../delegations/service.js';
+import type { createDelegation, listDelegationTransactions, revokeDelegation } from '../../delegations/delegations.js';
 import { CURRENCIES } from '../../spend/currency.js';
 import { Address, Decimal, type Fits, Id, Timestamp, named, pageOf } from './common.js';
 
