@@ -1,19 +1,15 @@
-// Spending delegations: create, read, revoke, and a reserve or release of one delegation on its own (one
-// transaction holding nothing else). Every charge of a cap, here and in the router's and the x402 auto-order's
-// transactions, goes through the spend module (shared/spend): ONE conditional UPDATE (active, not expired,
-// within the cap) whose affected-row count decides, plus an append-only delegation_transaction row.
+// Spending delegations: create, read, list, revoke. What a delegation has spent is changed only by the spend module
+// (shared/spend), through cap.ts here and the router's and the x402 auto-order's transactions.
 import { randomUUID } from 'node:crypto';
-import type { InferEntity } from '@mikro-orm/core';
 import type { ServiceContext } from '../context.js';
 import type { Em } from '../db/sql.js';
-import { sqlCondition } from '../db/conditions.js';
-import { ApiKey, Delegation, DelegationTransaction, Plan } from '../db/entities/index.js';
+import { ApiKey, Plan } from '../db/entities/index.js';
 import { AppError } from '../errors/app-error.js';
 import type { TokenSigner } from '../keys/signing-keys.js';
 import { toWire } from '../money.js';
-import { SpendRefused, delegationAccount, releaseIn, reserveIn } from '../spend/index.js';
 import { orgFundingFor } from '../organizations/spending.js';
 import { type DelegationRecord, delegationRecord } from './responses.js';
+import { addDelegation, delegationsPage, findOwnDelegation, revokeActive, transactionsPage } from './store.js';
 import { type CreateDelegationInput, FIAT_PROVIDERS, type DelegationStatus } from './requests.js';
 
 export const DELEGATION_TOKEN_AUDIENCE = 'payroute:delegation';
@@ -72,7 +68,7 @@ export function newDelegation(
 ): { id: string; expiresAt: Date } {
   const id = randomUUID();
   const expiresAt = new Date(now.getTime() + input.durationSecs * 1000);
-  em.create(Delegation, {
+  addDelegation(em, {
     id,
     userId: owner.userId,
     provider: input.provider,
@@ -98,7 +94,7 @@ const delegationNotFound = (delegationId: string): AppError =>
   new AppError('BCK.DELEGATION.0001', { details: `delegation ${delegationId} not found` });
 
 async function ownDelegation(ctx: ServiceContext, userId: string, delegationId: string) {
-  const d = await ctx.db.em().findOne(Delegation, { id: delegationId, userId });
+  const d = await findOwnDelegation(ctx.db.em(), userId, delegationId);
   if (d === null) throw delegationNotFound(delegationId);
   return d;
 }
@@ -130,40 +126,7 @@ export async function listDelegations(
   q: { page: number; offset: number; accessible?: boolean | undefined; status?: DelegationStatus | undefined },
 ): Promise<{ total: number; page: number; offset: number; delegations: DelegationRecord[] }> {
   const now = ctx.now();
-  // Every filter narrows: `accessible` AND `status` (a switch that assigned into one object let `status` replace
-  // the accessible conditions, so accessible=true&status=Revoked listed revoked delegations).
-  const conditions: Record<string, unknown>[] = [];
-  const active = {
-    status: 'Active',
-    expiresAt: { $gt: now },
-    ...sqlCondition('amount_spent_cents < spending_limit_cents'),
-  };
-  if (q.accessible === true) conditions.push(active, { $or: [{ apiKeyId: null }, { apiKeyId: caller.apiKeyId }] });
-  switch (q.status) {
-    case 'Active':
-      conditions.push(active);
-      break;
-    case 'Revoked':
-      conditions.push({ status: 'Revoked' });
-      break;
-    case 'Expired':
-      conditions.push({ status: 'Active', expiresAt: { $lte: now } });
-      break;
-    case 'Exhausted':
-      conditions.push({
-        status: 'Active',
-        expiresAt: { $gt: now },
-        ...sqlCondition('amount_spent_cents >= spending_limit_cents'),
-      });
-      break;
-    default:
-  }
-  const where = conditions.length === 0 ? { userId: caller.userId } : { userId: caller.userId, $and: conditions };
-  const [rows, total] = await ctx.db.em().findAndCount(Delegation, where, {
-    orderBy: { createdAt: 'desc', id: 'asc' },
-    limit: q.offset,
-    offset: (q.page - 1) * q.offset,
-  });
+  const { rows, total } = await delegationsPage(ctx.db.em(), caller, q, now);
   return { total, page: q.page, offset: q.offset, delegations: rows.map((r) => delegationRecord(r, now)) };
 }
 
@@ -173,13 +136,7 @@ export async function revokeDelegation(
   delegationId: string,
 ): Promise<{ success: true; delegationId: string; status: 'Revoked' }> {
   await ownDelegation(ctx, userId, delegationId);
-  await ctx.db
-    .em()
-    .nativeUpdate(
-      Delegation,
-      { id: delegationId, userId, status: 'Active' },
-      { status: 'Revoked', revokedAt: ctx.now() },
-    );
+  await revokeActive(ctx.db.em(), userId, delegationId, ctx.now());
   return { success: true, delegationId, status: 'Revoked' };
 }
 
@@ -190,13 +147,7 @@ export async function listDelegationTransactions(
   q: { page: number; offset: number },
 ) {
   await ownDelegation(ctx, userId, delegationId);
-  const [rows, total] = await ctx.db
-    .em()
-    .findAndCount(
-      DelegationTransaction,
-      { delegationId },
-      { orderBy: { createdAt: 'desc', id: 'desc' }, limit: q.offset, offset: (q.page - 1) * q.offset },
-    );
+  const { rows, total } = await transactionsPage(ctx.db.em(), delegationId, q);
   return {
     total,
     page: q.page,
@@ -210,96 +161,4 @@ export async function listDelegationTransactions(
       createdAt: t.createdAt.toISOString(),
     })),
   };
-}
-
-export interface ReserveRequest {
-  readonly delegationId: string;
-  /** The owner: a reserve never crosses users. */
-  readonly userId: string;
-  readonly amountCents: bigint;
-  /** The spending API key; refused when the delegation is bound to another key. */
-  readonly apiKeyId?: string | undefined;
-  /** The plan being paid for; refused when the delegation is restricted to another plan. */
-  readonly planId?: number | undefined;
-  /** The payee; refused when not in allowedRecipients. */
-  readonly recipient?: string | undefined;
-  readonly reference?: string | undefined;
-  readonly description?: string | undefined;
-  /** The delegation row the caller already read (its immutable restrictions); saves a read on the hot path. */
-  readonly snapshot?: InferEntity<typeof Delegation> | undefined;
-}
-
-export type ReserveResult =
-  | { type: 'reserved'; transactionId: string; currency: string; provider: string }
-  | { type: 'refused'; reason: string; status: DelegationStatus | 'NotFound' | 'NotAllowed' };
-
-/** The delegation status a refusal reports (`Active` when the cap still holds something, just not enough). */
-function statusOf(refused: SpendRefused): DelegationStatus | 'NotFound' | 'NotAllowed' {
-  switch (refused.why.reason) {
-    case 'not_found':
-      return 'NotFound';
-    case 'revoked':
-      return 'Revoked';
-    case 'expired':
-      return 'Expired';
-    case 'inactive':
-      return 'NotAllowed';
-    case 'over_cap':
-      return refused.why.remainingCents === 0n ? 'Exhausted' : 'Active';
-  }
-}
-
-/**
- * Reserves `amountCents` against the cap. The immutable restrictions (owner, key, plan, recipients) are read
- * first; the mutable ones (status, expiry, cap) are decided by the spend module's conditional UPDATE alone, so
- * concurrent reserves in any number of processes never overspend.
- */
-export async function reserve(ctx: ServiceContext, req: ReserveRequest): Promise<ReserveResult> {
-  if (req.amountCents <= 0n) return { type: 'refused', reason: 'amount must be positive', status: 'NotAllowed' };
-  const snapshot =
-    req.snapshot !== undefined && req.snapshot.id === req.delegationId && req.snapshot.userId === req.userId
-      ? req.snapshot
-      : await ctx.db.em().findOne(Delegation, { id: req.delegationId, userId: req.userId });
-  if (snapshot === null) return { type: 'refused', reason: 'delegation not found', status: 'NotFound' };
-  if (snapshot.apiKeyId != null && req.apiKeyId !== undefined && snapshot.apiKeyId !== req.apiKeyId) {
-    return { type: 'refused', reason: 'this API key may not spend against the delegation', status: 'NotAllowed' };
-  }
-  if (snapshot.planId != null && req.planId !== undefined && snapshot.planId !== req.planId) {
-    return { type: 'refused', reason: 'the delegation is restricted to another plan', status: 'NotAllowed' };
-  }
-  if (snapshot.allowedRecipients != null && req.recipient !== undefined) {
-    const to = req.recipient.toLowerCase();
-    if (!snapshot.allowedRecipients.some((a) => a.toLowerCase() === to)) {
-      return { type: 'refused', reason: 'recipient is not in allowedRecipients', status: 'NotAllowed' };
-    }
-  }
-  const now = ctx.now();
-  const spend = {
-    charges: [{ account: delegationAccount(req.delegationId, req.userId), amountCents: req.amountCents }],
-    reference: req.reference,
-    description: req.description,
-  };
-  try {
-    const { entries } = await ctx.db.sql.transaction((tx) => reserveIn(tx, spend, now));
-    const transactionId = entries.find((e) => e.account.id === req.delegationId)?.ledgerId ?? '';
-    return { type: 'reserved', transactionId, currency: snapshot.currency, provider: snapshot.provider };
-  } catch (err) {
-    if (!(err instanceof SpendRefused)) throw err;
-    return { type: 'refused', reason: err.message, status: statusOf(err) };
-  }
-}
-
-/** Gives back a reserved amount (e.g. a fee leg not settled). Never releases more than was spent. */
-export async function release(
-  ctx: ServiceContext,
-  req: { delegationId: string; userId: string; amountCents: bigint; reference?: string; description?: string },
-): Promise<boolean> {
-  if (req.amountCents <= 0n) return false;
-  const now = ctx.now();
-  const spend = {
-    charges: [{ account: delegationAccount(req.delegationId, req.userId), amountCents: req.amountCents }],
-    reference: req.reference,
-    description: req.description,
-  };
-  return ctx.db.sql.transaction((tx) => releaseIn(tx, spend, now));
 }
