@@ -20,16 +20,17 @@ import {
   WalletResult,
   Wallets,
 } from '../../shared/openapi/responses/organizations.js';
-import { CreateBudgetBody, UpdateBudgetBody } from '../../shared/organizations/budgets.js';
 import {
   ActivityQuery,
   AddGroupMemberBody,
   AddMemberBody,
   ChangeRoleBody,
+  CreateBudgetBody,
   CreateGroupBody,
   CreateOrganizationBody,
   ListGroupsQuery,
   PageQuery,
+  UpdateBudgetBody,
   UpdateGroupBody,
 } from '../../shared/organizations/requests.js';
 import { SharePaymentMethodBody, enrollPaymentMethodBody } from '../../shared/organizations/payment-methods.js';

@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { ACTIVITY_EVENTS, BUDGET_INTERVALS, ORG_ROLES } from '../../db/entities/index.js';
 import type { ActivityView } from '../../organizations/activity-log.js';
-import type { BudgetView } from '../../organizations/budgets.js';
+import type { BudgetView } from '../../organizations/budget-view.js';
 import type { GroupMemberView } from '../../organizations/group-members.js';
 import type { GroupView } from '../../organizations/groups.js';
 import type { MemberView, Paged } from '../../organizations/members.js';
