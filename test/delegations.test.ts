@@ -1,6 +1,6 @@
 import { type JSONWebKeySet, createLocalJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import { Delegation, DelegationTransaction } from '../shared/db/entities/index.js';
-import { reserve, release } from '../shared/delegations/service.js';
+import { reserve, release } from '../shared/delegations/cap.js';
 import { forEachDb } from './support/matrix.js';
 
 const addr = (n: number) => `0x${n.toString(16).padStart(40, '0')}`;

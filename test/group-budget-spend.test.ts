@@ -15,7 +15,7 @@ import {
   OrgActivity,
 } from '../shared/db/entities/index.js';
 import type { SqlTx } from '../shared/db/sql.js';
-import { budgetView } from '../shared/organizations/budgets.js';
+import { budgetView } from '../shared/organizations/budget-view.js';
 import { computeFees } from '../shared/router/fees.js';
 import {
   type BudgetPeriod,

@@ -1,5 +1,5 @@
 // The API description of spending delegations (admin/routes/delegations.ts).
-import { CreateDelegationBody, ListDelegationsQuery } from '../../shared/delegations/schemas.js';
+import { CreateDelegationBody, ListDelegationsQuery } from '../../shared/delegations/requests.js';
 import { type Operations, json } from './operation.js';
 import {
   DelegationCreated,

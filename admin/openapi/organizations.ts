@@ -20,18 +20,19 @@ import {
   WalletResult,
   Wallets,
 } from './responses/organizations.js';
-import { CreateBudgetBody, UpdateBudgetBody } from '../../shared/organizations/budgets.js';
 import {
   ActivityQuery,
   AddGroupMemberBody,
   AddMemberBody,
   ChangeRoleBody,
+  CreateBudgetBody,
   CreateGroupBody,
   CreateOrganizationBody,
   ListGroupsQuery,
   PageQuery,
+  UpdateBudgetBody,
   UpdateGroupBody,
-} from '../../shared/organizations/org-schemas.js';
+} from '../../shared/organizations/requests.js';
 import { SharePaymentMethodBody, enrollPaymentMethodBody } from '../../shared/organizations/payment-methods.js';
 import { CreateWalletBody } from '../../shared/organizations/wallets.js';
 import { UuidPath } from './params.js';

@@ -9,8 +9,8 @@ import {
   listDelegationTransactions,
   listDelegations,
   revokeDelegation,
-} from '../../shared/delegations/service.js';
-import { CreateDelegationBody, ListDelegationsQuery } from '../../shared/delegations/schemas.js';
+} from '../../shared/delegations/delegations.js';
+import { CreateDelegationBody, ListDelegationsQuery } from '../../shared/delegations/requests.js';
 import { AppError } from '../../shared/errors/app-error.js';
 import type { AdminDeps } from '../deps.js';
 import { PageQuery } from '../http/pagination.js';

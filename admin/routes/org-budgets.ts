@@ -4,15 +4,9 @@
 // whatever they send.
 import type { ApiKeyCaller } from '../../shared/auth/caller.js';
 import { API_KEY } from '../../shared/auth/route-access.js';
-import { adminOf, memberOf } from '../../shared/organizations/access.js';
-import {
-  CreateBudgetBody,
-  UpdateBudgetBody,
-  createBudget,
-  getBudget,
-  listBudgets,
-  updateBudget,
-} from '../../shared/organizations/budgets.js';
+import { adminOf, memberOf } from '../../shared/organizations/org-caller.js';
+import { createBudget, getBudget, listBudgets, updateBudget } from '../../shared/organizations/budgets.js';
+import { CreateBudgetBody, UpdateBudgetBody } from '../../shared/organizations/requests.js';
 import type { AdminDeps } from '../deps.js';
 import { type AdminRoute, type AdminRouterContext, get, patch, post } from '../http/route.js';
 import { shownValue } from '../http/shown-value.js';

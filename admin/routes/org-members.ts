@@ -17,7 +17,7 @@ import {
   ListGroupsQuery,
   PageQuery,
   UpdateGroupBody,
-} from '../../shared/organizations/org-schemas.js';
+} from '../../shared/organizations/requests.js';
 import { createOrganization, myMemberships } from '../../shared/organizations/organizations.js';
 import type { AdminDeps } from '../deps.js';
 import { type AdminRoute, type AdminRouterContext, del, get, patch, post } from '../http/route.js';

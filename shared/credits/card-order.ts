@@ -21,7 +21,7 @@ import {
   reserveIn,
   spendRefusalError,
 } from '../spend/index.js';
-import { FIAT_PROVIDERS } from '../delegations/schemas.js';
+import { FIAT_PROVIDERS } from '../delegations/requests.js';
 import { type PlanPrice, delegationCanPay, planPrice } from './funding.js';
 import type { PlanRow } from './lookup.js';
 import { planOr404 } from './lookup.js';

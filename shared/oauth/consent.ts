@@ -11,7 +11,7 @@ import { z } from 'zod';
 import { type ConsentType, OAuthGrant } from '../db/entities/index.js';
 import type { Em } from '../db/sql.js';
 import type { ServiceContext } from '../context.js';
-import { newDelegation } from '../delegations/service.js';
+import { newDelegation } from '../delegations/delegations.js';
 import { AppError } from '../errors/app-error.js';
 import { orgFundingFor } from '../organizations/spending.js';
 import { CURRENCIES, type Currency } from '../spend/currency.js';

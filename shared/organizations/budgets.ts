@@ -3,104 +3,19 @@
 // conditional UPDATE, shared/spend/group-budget-account.ts) and by an interval change here, which restarts the
 // period: one conditional UPDATE plus a `restart` journal row writing off what the period had spent.
 import { randomUUID } from 'node:crypto';
-import type { InferEntity } from '@mikro-orm/core';
 import { z } from 'zod';
 import type { ServiceContext } from '../context.js';
 import { BUDGET_INTERVALS, type BudgetInterval, GroupBudget, OrgGroupMember } from '../db/entities/index.js';
-import { type SqlTx, int64, isUniqueViolation, timestamp } from '../db/sql.js';
+import { type SqlTx, emSql, int64, isUniqueViolation, timestamp } from '../db/sql.js';
 import { AppError } from '../errors/app-error.js';
 import { uuidv7 } from '../ids.js';
-import { LimitCents, toWire } from '../money.js';
-import { CURRENCIES } from '../spend/currency.js';
-import { calendarPeriod, currentPeriod, firstPeriod, recordBudgetActivityIn } from '../spend/index.js';
-import { type OrgCaller, groupIn, isUuid } from './access.js';
-import { recordActivity } from './activity.js';
+import { recordActivity } from '../org-activity/store.js';
+import { toWire } from '../money.js';
+import { calendarPeriod, currentPeriod, firstPeriod } from '../spend/index.js';
+import { type Budget, budgetView, type BudgetView } from './budget-view.js';
+import type { CreateBudgetInput, UpdateBudgetInput } from './requests.js';
+import { type OrgCaller, groupIn, isUuid } from './org-caller.js';
 import { InvariantError } from '../errors/invariant.js';
-
-type Budget = InferEntity<typeof GroupBudget>;
-
-/** A percentage of the limit; null: no alert. */
-const ThresholdPct = z.number().int().min(1).max(100).nullable();
-/** ISO 4217 codes are written upper-case as often as not; stored lower-case, as delegations' are. */
-const Currency = z
-  .string()
-  .max(8)
-  .transform((s) => s.toLowerCase())
-  .pipe(z.enum(CURRENCIES));
-const Interval = z.enum(BUDGET_INTERVALS);
-
-export const CreateBudgetBody = z
-  .object({
-    spendingLimitCents: LimitCents,
-    currency: Currency,
-    interval: Interval.default('month'),
-    alertThresholdPct: ThresholdPct.optional(),
-  })
-  .strict();
-export type CreateBudgetInput = z.output<typeof CreateBudgetBody>;
-
-export const UpdateBudgetBody = z
-  .object({
-    spendingLimitCents: LimitCents.optional(),
-    alertThresholdPct: ThresholdPct.optional(),
-    interval: Interval.optional(),
-  })
-  .strict()
-  .refine(
-    (b) => b.spendingLimitCents !== undefined || b.alertThresholdPct !== undefined || b.interval !== undefined,
-    'name at least one of spendingLimitCents, alertThresholdPct, interval',
-  );
-export type UpdateBudgetInput = z.output<typeof UpdateBudgetBody>;
-
-export interface BudgetView {
-  readonly budgetId: string;
-  readonly groupId: string;
-  readonly currency: string;
-  readonly interval: BudgetInterval;
-  readonly spendingLimitCents: string;
-  readonly amountSpentCents: string;
-  readonly remainingBudgetCents: string;
-  readonly percentUsed: number;
-  readonly periodStart: string;
-  readonly periodEnd: string | null;
-  readonly alertThresholdPct: number | null;
-  readonly status: 'Active' | 'Exhausted';
-  readonly createdAt: string;
-  readonly updatedAt: string;
-}
-
-/**
- * spent / limit in percent, rounded DOWN to hundredths in bigint: only the last step (hundredths / 100) is a float,
- * and a budget short of its limit by any amount never reads 100. Above 100 when a lowered limit is below what the
- * period had spent already.
- */
-export function percentUsed(spent: bigint, limit: bigint): number {
-  if (limit <= 0n) return spent > 0n ? 100 : 0;
-  return Number((spent * 10_000n) / limit) / 100;
-}
-
-/** The budget as a reader sees it at `now`: an ended period reads as the period containing now, nothing spent. */
-export function budgetView(b: Budget, now: Date): BudgetView {
-  const period = currentPeriod(b, now);
-  const spent = period.spentCents;
-  const left = b.spendingLimitCents - spent;
-  return {
-    budgetId: b.id,
-    groupId: b.groupId,
-    currency: b.currency,
-    interval: b.interval,
-    spendingLimitCents: toWire(b.spendingLimitCents),
-    amountSpentCents: toWire(spent),
-    remainingBudgetCents: toWire(left > 0n ? left : 0n),
-    percentUsed: percentUsed(spent, b.spendingLimitCents),
-    periodStart: period.start.toISOString(),
-    periodEnd: period.end === null ? null : period.end.toISOString(),
-    alertThresholdPct: b.alertThresholdPct ?? null,
-    status: spent >= b.spendingLimitCents ? 'Exhausted' : 'Active',
-    createdAt: b.createdAt.toISOString(),
-    updatedAt: b.updatedAt.toISOString(),
-  };
-}
 
 const budgetNotFound = (budgetId: string): AppError =>
   new AppError('BCK.ORG.0006', { details: `budget ${budgetId} not found`, params: { budgetId } });
@@ -154,7 +69,7 @@ export async function createBudget(
   if (existing !== null) throw conflict(existing.id);
   const now = ctx.now();
   const period = firstPeriod(input.interval, now);
-  const budget = em.create(GroupBudget, {
+  const created = {
     id: randomUUID(),
     orgId: org.orgId,
     groupId: group.id,
@@ -168,28 +83,33 @@ export async function createBudget(
     alertedPeriodStart: null,
     createdAt: now,
     updatedAt: now,
-  });
-  recordActivity(
-    em,
-    {
-      orgId: org.orgId,
-      eventType: 'budget.created',
-      actorUserId: org.userId,
-      subjectType: 'budget',
-      subjectId: budget.id,
-      details: {
-        groupId: group.id,
-        currency: input.currency,
-        interval: input.interval,
-        spendingLimitCents: toWire(input.spendingLimitCents),
-        alertThresholdPct: input.alertThresholdPct ?? null,
-      },
-    },
-    now,
-  );
+  };
+  let budget: Budget;
   try {
-    // One flush, one transaction: the budget and its activity row commit together.
-    await em.flush();
+    // One transaction: the budget and its activity row commit together.
+    budget = await em.transactional(async (tx) => {
+      const b = tx.create(GroupBudget, created);
+      await tx.flush();
+      await recordActivity(
+        emSql(tx),
+        {
+          orgId: org.orgId,
+          eventType: 'budget.created',
+          actorUserId: org.userId,
+          subjectType: 'budget',
+          subjectId: b.id,
+          details: {
+            groupId: group.id,
+            currency: input.currency,
+            interval: input.interval,
+            spendingLimitCents: toWire(input.spendingLimitCents),
+            alertThresholdPct: input.alertThresholdPct ?? null,
+          },
+        },
+        now,
+      );
+      return b;
+    });
   } catch (err) {
     // Two creations raced past the read above: the unique (group_id, currency) key refused the second.
     if (isUniqueViolation(err)) throw conflict();
@@ -251,6 +171,9 @@ interface Stored {
   readonly alertThresholdPct: number | null;
   readonly alertedPeriodStart: Date | null;
 }
+
+/** A stored interval, checked as it is read (the column is plain text). */
+const Interval = z.enum(BUDGET_INTERVALS);
 
 async function readLocked(tx: SqlTx, org: OrgCaller, groupId: string, budgetId: string): Promise<Stored> {
   const [row] = await tx.all(READ_LOCKED[tx.dialect], [budgetId, groupId, org.orgId]);
@@ -334,8 +257,12 @@ export async function updateBudget(
     }
     // In the same transaction: the log has the change exactly when it committed. Nothing changed, nothing logged.
     if (Object.keys(changes).length > 0) {
-      const entry = { orgId: org.orgId, budgetId, actorUserId: org.userId, eventType: 'budget.updated' as const };
-      await recordBudgetActivityIn(tx, { ...entry, details: { groupId: group.id, ...changes } }, now);
+      const entry = { orgId: org.orgId, actorUserId: org.userId, subjectType: 'budget', subjectId: budgetId } as const;
+      await recordActivity(
+        tx,
+        { ...entry, eventType: 'budget.updated', details: { groupId: group.id, ...changes } },
+        now,
+      );
     }
   });
   return budgetView(await budgetOf(ctx, org, group.id, budgetId), ctx.now());

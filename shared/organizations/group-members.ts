@@ -3,8 +3,9 @@
 import type { ServiceContext } from '../context.js';
 import { OrgGroupMember, OrgMembership, type OrgRole } from '../db/entities/index.js';
 import { AppError } from '../errors/app-error.js';
-import { adminOf, groupIn, isUuid, memberOf } from './access.js';
-import { recordActivity } from './activity.js';
+import { adminOf, groupIn, isUuid, memberOf } from './org-caller.js';
+import { emSql } from '../db/sql.js';
+import { recordActivity } from '../org-activity/store.js';
 import { readableGroup } from './groups.js';
 import { emailsOf, memberIn } from './members.js';
 import { lockAsAdmin } from './org-lock.js';
@@ -36,8 +37,8 @@ export async function addGroupMember(
     if ((await tx.count(OrgGroupMember, { orgId, groupId: g.id, membershipId: m.id })) > 0)
       throw new AppError('BCK.ORG.0008', { details: `member ${m.id} is already in group ${g.id}` });
     tx.create(OrgGroupMember, { groupId: g.id, membershipId: m.id, orgId, createdAt: now });
-    recordActivity(
-      tx,
+    await recordActivity(
+      emSql(tx),
       {
         orgId,
         eventType: 'group.member_added',
@@ -69,8 +70,8 @@ export async function removeGroupMember(
       : 0;
     if (removed === 0) throw new AppError('BCK.ORG.0004', { details: `member ${memberId} is not in group ${g.id}` });
     const m = await tx.findOne(OrgMembership, { id: memberId, orgId });
-    recordActivity(
-      tx,
+    await recordActivity(
+      emSql(tx),
       {
         orgId,
         eventType: 'group.member_removed',

@@ -7,12 +7,12 @@ import type { ServiceContext } from '../context.js';
 import { OrgGroup, OrgGroupMember } from '../db/entities/index.js';
 import { type Em, emSql } from '../db/sql.js';
 import { AppError } from '../errors/app-error.js';
-import { type OrgCaller, adminOf, groupIn, memberOf } from './access.js';
+import { type OrgCaller, adminOf, groupIn, memberOf } from './org-caller.js';
 import type { ActivityEvent } from '../db/entities/index.js';
-import { recordActivity } from './activity.js';
+import { recordActivity } from '../org-activity/store.js';
 import type { Paged } from './members.js';
 import { lockAsAdmin } from './org-lock.js';
-import type { ListGroupsInput, UpdateGroupInput } from './org-schemas.js';
+import type { ListGroupsInput, UpdateGroupInput } from './requests.js';
 
 type GroupRow = InferEntity<typeof OrgGroup>;
 
@@ -72,8 +72,8 @@ export async function createGroup(
   const g = await ctx.db.em().transactional(async (tx) => {
     await lockAsAdmin(tx, caller);
     const row = tx.create(OrgGroup, { id: randomUUID(), orgId, name, active: true, createdAt: now });
-    recordActivity(
-      tx,
+    await recordActivity(
+      emSql(tx),
       {
         orgId,
         eventType: 'group.created',
@@ -146,17 +146,17 @@ export async function updateGroup(
     const row = await groupIn(tx, caller, groupId);
     const record = (eventType: ActivityEvent, details: Record<string, string>) =>
       recordActivity(
-        tx,
+        emSql(tx),
         { orgId, eventType, actorUserId: userId, subjectType: 'group', subjectId: row.id, details },
         now,
       );
     if (change.name !== undefined && change.name !== row.name) {
-      record('group.renamed', { from: row.name, to: change.name });
+      await record('group.renamed', { from: row.name, to: change.name });
       row.name = change.name;
     }
     if (change.active !== undefined && change.active !== row.active) {
       row.active = change.active;
-      record(change.active ? 'group.reactivated' : 'group.deactivated', { name: row.name });
+      await record(change.active ? 'group.reactivated' : 'group.deactivated', { name: row.name });
     }
     return row;
   });

@@ -2,7 +2,7 @@
 // belong to. A deactivated group keeps its shares (its history) but no longer opens anything to its members.
 import { OrgGroup, OrgGroupMember } from '../db/entities/index.js';
 import type { Em } from '../db/orm.js';
-import type { OrgCaller } from './access.js';
+import type { OrgCaller } from './org-caller.js';
 
 /** The ids of the active groups of the organization the caller belongs to. */
 export async function memberGroupIds(em: Em, org: OrgCaller): Promise<string[]> {

@@ -6,12 +6,12 @@ import { randomUUID } from 'node:crypto';
 import type { InferEntity } from '@mikro-orm/core';
 import type { ServiceContext } from '../context.js';
 import { OrgGroupMember, OrgMembership, type OrgRole, User } from '../db/entities/index.js';
-import type { Em } from '../db/sql.js';
+import { type Em, emSql } from '../db/sql.js';
 import { AppError } from '../errors/app-error.js';
-import { type OrgCaller, adminOf, isUuid, memberOf } from './access.js';
-import { recordActivity } from './activity.js';
+import { type OrgCaller, adminOf, isUuid, memberOf } from './org-caller.js';
+import { recordActivity } from '../org-activity/store.js';
 import { lockAsAdmin } from './org-lock.js';
-import type { AddMemberInput, PageInput } from './org-schemas.js';
+import type { AddMemberInput, PageInput } from './requests.js';
 
 type MembershipRow = InferEntity<typeof OrgMembership>;
 
@@ -97,8 +97,8 @@ export async function addMember(
       tx.assign(existing, { role: input.role, active: true, createdAt: now, removedAt: null });
       row = existing;
     }
-    recordActivity(
-      tx,
+    await recordActivity(
+      emSql(tx),
       {
         orgId,
         eventType: 'member.added',
@@ -170,8 +170,8 @@ export async function changeRole(
     if (role !== 'Admin') await keepAnAdmin(tx, target);
     const from = target.role;
     target.role = role;
-    recordActivity(
-      tx,
+    await recordActivity(
+      emSql(tx),
       {
         orgId,
         eventType: 'member.role_changed',
@@ -203,8 +203,8 @@ export async function removeMember(
     await keepAnAdmin(tx, target);
     tx.assign(target, { active: false, removedAt: now });
     const groupsLeft = await tx.nativeDelete(OrgGroupMember, { orgId, membershipId: target.id });
-    recordActivity(
-      tx,
+    await recordActivity(
+      emSql(tx),
       {
         orgId,
         eventType: 'member.removed',

@@ -7,7 +7,7 @@
 import { OrgMembership } from '../db/entities/index.js';
 import { type Em, emSql } from '../db/sql.js';
 import { AppError } from '../errors/app-error.js';
-import type { OrgCaller } from './access.js';
+import type { OrgCaller } from './org-caller.js';
 
 /**
  * Locks the organization for the rest of the transaction `tx`, then checks that the caller is still an active

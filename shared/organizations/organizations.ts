@@ -2,7 +2,8 @@
 import { randomUUID } from 'node:crypto';
 import type { ServiceContext } from '../context.js';
 import { OrgMembership, Organization } from '../db/entities/index.js';
-import { recordActivity } from './activity.js';
+import { emSql } from '../db/sql.js';
+import { recordActivity } from '../org-activity/store.js';
 
 export interface OrganizationView {
   readonly orgId: string;
@@ -34,8 +35,8 @@ export async function createOrganization(ctx: ServiceContext, userId: string, na
       createdAt: now,
       removedAt: null,
     });
-    recordActivity(
-      tx,
+    await recordActivity(
+      emSql(tx),
       {
         orgId,
         eventType: 'organization.created',

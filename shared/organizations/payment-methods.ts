@@ -9,8 +9,8 @@ import type { Em } from '../db/orm.js';
 import { emSql } from '../db/sql.js';
 import { AppError } from '../errors/app-error.js';
 import { line } from '../text.js';
-import { type OrgCaller, adminOf, isUuid, memberOf } from './access.js';
-import { recordActivity } from './activity.js';
+import { type OrgCaller, adminOf, isUuid, memberOf } from './org-caller.js';
+import { recordActivity } from '../org-activity/store.js';
 import { memberGroupIds } from './member-groups.js';
 import { activeGroupIn, requireStillActive } from './wallet-shares.js';
 
@@ -93,8 +93,8 @@ export async function enrollPaymentMethod(
   // Only inserts in the transaction: on SQLite the first statement takes the write lock.
   await ctx.db.em().transactional(async (tx) => {
     tx.create(OrgPaymentMethod, row);
-    recordActivity(
-      tx,
+    await recordActivity(
+      emSql(tx),
       {
         orgId: org.orgId,
         eventType: 'payment_method.enrolled',
@@ -152,8 +152,8 @@ export async function sharePaymentMethod(
       });
     }
     await requireStillActive(tx, org.orgId, groupId);
-    recordActivity(
-      tx,
+    await recordActivity(
+      emSql(tx),
       {
         orgId: org.orgId,
         eventType: 'payment_method.shared',

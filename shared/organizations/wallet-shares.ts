@@ -8,8 +8,8 @@ import { OrgGroup, OrgWallet, OrgWalletShare } from '../db/entities/index.js';
 import type { Em } from '../db/orm.js';
 import { emSql } from '../db/sql.js';
 import { AppError } from '../errors/app-error.js';
-import { type OrgCaller, adminOf, groupIn, memberOf } from './access.js';
-import { recordActivity } from './activity.js';
+import { type OrgCaller, adminOf, groupIn, memberOf } from './org-caller.js';
+import { recordActivity } from '../org-activity/store.js';
 import { memberGroupIds } from './member-groups.js';
 import { type WalletRecord, walletIn, walletRecord } from './wallets.js';
 
@@ -55,8 +55,8 @@ export async function shareWallet(
     if (n !== 1)
       throw new AppError('BCK.ORG.0008', { details: `wallet ${walletId} is already shared with group ${groupId}` });
     await requireStillActive(tx, org.orgId, groupId);
-    recordActivity(
-      tx,
+    await recordActivity(
+      emSql(tx),
       {
         orgId: org.orgId,
         eventType: 'wallet.shared',
@@ -87,8 +87,8 @@ export async function unshareWallet(
     const n = await tx.nativeDelete(OrgWalletShare, { walletId, groupId, orgId: org.orgId });
     if (n !== 1)
       throw new AppError('BCK.ORG.0020', { details: `wallet ${walletId} is not shared with group ${groupId}` });
-    recordActivity(
-      tx,
+    await recordActivity(
+      emSql(tx),
       {
         orgId: org.orgId,
         eventType: 'wallet.unshared',

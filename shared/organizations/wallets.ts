@@ -10,8 +10,9 @@ import { OrgWallet, OrgWalletShare, TokenBalance } from '../db/entities/index.js
 import type { Em } from '../db/orm.js';
 import { AppError } from '../errors/app-error.js';
 import { line } from '../text.js';
-import { type OrgCaller, adminOf, isUuid, memberOf } from './access.js';
-import { recordActivity } from './activity.js';
+import { type OrgCaller, adminOf, isUuid, memberOf } from './org-caller.js';
+import { emSql } from '../db/sql.js';
+import { recordActivity } from '../org-activity/store.js';
 import { memberGroupIds } from './member-groups.js';
 import { InvariantError } from '../errors/invariant.js';
 
@@ -83,8 +84,8 @@ export async function createWallet(
   // Only inserts in the transaction (no read first): on SQLite the first statement takes the write lock.
   await ctx.db.em().transactional(async (tx) => {
     tx.create(OrgWallet, row);
-    recordActivity(
-      tx,
+    await recordActivity(
+      emSql(tx),
       {
         orgId: org.orgId,
         eventType: 'wallet.created',

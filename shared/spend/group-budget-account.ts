@@ -12,9 +12,10 @@
 // Dates are bound as the drivers take them (shared/db/sql.ts): epoch milliseconds on SQLite, where MikroORM stores
 // datetime columns as epoch ms, and Date (timestamptz) on PostgreSQL, where a parameter inside a CASE of two
 // parameters would otherwise resolve as text, hence the casts there.
-import type { ActivityEvent, BudgetInterval } from '../db/entities/index.js';
+import type { BudgetInterval } from '../db/entities/index.js';
 import { type Dialect, type SqlTx, int64, timestamp } from '../db/sql.js';
 import { uuidv7 } from '../ids.js';
+import { exhaustionRecordedSince, recordActivity } from '../org-activity/store.js';
 import type { AccountKind, GroupBudgetAccount, RefusalCause } from './accounts.js';
 
 /** A budget's period: [start, end), end null for a one_shot budget (it never ends). */
@@ -108,40 +109,11 @@ const STATE = `select group_id, currency, period_start, amount_spent_cents, spen
   from group_budget where id = ? and org_id = ?`;
 
 /**
- * Whether the period's exhaustion was recorded already: no column marks it, the period's activity rows do. Read
- * only when a charge reached the limit (the index on (org_id, created_at) bounds it to the period's rows).
- */
-const EXHAUSTED_BEFORE = `select count(*) as n from org_activity
-  where org_id = ? and created_at >= ? and subject_id = ? and event_type = 'budget.exhausted'`;
-
-/**
  * Claims the period's threshold alert: of any number of spends crossing it, the one whose UPDATE moves
  * alerted_period_start to this period records it, every other matches no row.
  */
 const CLAIM_ALERT = `update group_budget set alerted_period_start = period_start
   where id = ? and (alerted_period_start is null or alerted_period_start <> period_start)`;
-
-const ACTIVITY = `insert into org_activity
-  (id, org_id, event_type, actor_user_id, subject_type, subject_id, details, created_at)
-  values (?, ?, ?, ?, 'budget', ?, ?, ?)`;
-
-/**
- * Appends a budget's activity row on the caller's transaction (the spend's, an update's), so the log has it exactly
- * when the change committed. `actorUserId` null: the service noticed it (an alert).
- */
-export async function recordBudgetActivityIn(
-  tx: SqlTx,
-  e: {
-    readonly orgId: string;
-    readonly budgetId: string;
-    readonly eventType: Extract<ActivityEvent, `budget.${string}`>;
-    readonly actorUserId: string | null;
-    readonly details: Readonly<Record<string, string | number | boolean | null>>;
-  },
-  now: Date,
-): Promise<void> {
-  await tx.run(ACTIVITY, [uuidv7(), e.orgId, e.eventType, e.actorUserId, e.budgetId, JSON.stringify(e.details), now]);
-}
 
 const recordAlert = (
   tx: SqlTx,
@@ -149,7 +121,12 @@ const recordAlert = (
   eventType: 'budget.threshold_crossed' | 'budget.exhausted',
   details: Record<string, string | number | null>,
   now: Date,
-) => recordBudgetActivityIn(tx, { orgId: a.orgId, budgetId: a.id, eventType, actorUserId: null, details }, now);
+) =>
+  recordActivity(
+    tx,
+    { orgId: a.orgId, eventType, actorUserId: null, subjectType: 'budget', subjectId: a.id, details },
+    now,
+  );
 
 export const groupBudgetKind: AccountKind<GroupBudgetAccount> = {
   // Charged before any delegation (rank 1): every spend naming both locks the budget row first, then the
@@ -201,7 +178,7 @@ export const groupBudgetKind: AccountKind<GroupBudgetAccount> = {
     // PostgreSQL READ COMMITTED transaction sees what committed before it began (PostgreSQL manual, "Transaction
     // Isolation", 13.2.1 Read Committed Isolation Level); SQLite runs one writer at a time.
     if (spent < limit) return;
-    const [seen] = await tx.all(EXHAUSTED_BEFORE, [a.orgId, periodStart, a.id]);
-    if (seen !== undefined && int64(seen.n) === 0n) await recordAlert(tx, a, 'budget.exhausted', common, now);
+    if (!(await exhaustionRecordedSince(tx, a.orgId, a.id, periodStart)))
+      await recordAlert(tx, a, 'budget.exhausted', common, now);
   },
 };

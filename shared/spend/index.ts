@@ -15,7 +15,6 @@ export {
   calendarPeriod,
   currentPeriod,
   firstPeriod,
-  recordBudgetActivityIn,
 } from './group-budget-account.js';
 export { type DelegationState, predictDelegationRefusal } from './delegation-account.js';
 export { currencyPays, fiatCurrencyOf, fundedSymbol } from './currency.js';

@@ -17,11 +17,11 @@ import { sha256Hex } from '../crypto/hashing.js';
 import { type PlanRow, planOr404, visibleAgentOr404 } from '../credits/lookup.js';
 import { AgentPlan, Delegation, type PermissionStatus, X402Permission } from '../db/entities/index.js';
 import type { Em } from '../db/orm.js';
-import { effectiveStatus } from '../delegations/records.js';
+import { effectiveStatus } from '../delegations/responses.js';
 import { AppError } from '../errors/app-error.js';
 import { toWire } from '../money.js';
 import { type DelegationSnapshot, delegationCanPay, planPrice } from '../credits/funding.js';
-import { FIAT_PROVIDERS } from '../delegations/schemas.js';
+import { FIAT_PROVIDERS } from '../delegations/requests.js';
 import {
   type PermissionFields,
   SESSION_KEYS_PROVIDER,

@@ -2,7 +2,7 @@
 // Used to spread concurrent reserves over two processes sharing one database.
 import { loadConfig } from '../../config/index.js';
 import { createContext } from '../../shared/context.js';
-import { reserve } from '../../shared/delegations/service.js';
+import { reserve } from '../../shared/delegations/cap.js';
 import { createLogger } from '../../shared/log.js';
 
 const args = JSON.parse(process.argv[2] ?? '{}') as {

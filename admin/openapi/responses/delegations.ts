@@ -1,12 +1,8 @@
 // What the delegation endpoints answer (shared/delegations: the record of records.ts, create, revoke, journal).
 import { z } from 'zod';
-import type { DelegationRecord as DelegationRecordType } from '../../../shared/delegations/records.js';
-import { PROVIDERS } from '../../../shared/delegations/schemas.js';
-import type {
-  createDelegation,
-  listDelegationTransactions,
-  revokeDelegation,
-} from '../../../shared/delegations/service.js';
+import type { DelegationRecord as DelegationRecordType } from '../../../shared/delegations/responses.js';
+import { PROVIDERS } from '../../../shared/delegations/requests.js';
+import type { createDelegation, listDelegationTransactions, revokeDelegation } from '../../../shared/delegations/delegations.js';
 import { CURRENCIES } from '../../../shared/spend/currency.js';
 import { Address, Decimal, type Fits, Id, Timestamp, named, pageOf } from './common.js';
 

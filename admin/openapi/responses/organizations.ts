@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { ACTIVITY_EVENTS, BUDGET_INTERVALS, ORG_ROLES } from '../../../shared/db/entities/index.js';
 import type { ActivityView } from '../../../shared/organizations/activity-log.js';
-import type { BudgetView } from '../../../shared/organizations/budgets.js';
+import type { BudgetView } from '../../../shared/organizations/budget-view.js';
 import type { GroupMemberView } from '../../../shared/organizations/group-members.js';
 import type { GroupView } from '../../../shared/organizations/groups.js';
 import type { MemberView, Paged } from '../../../shared/organizations/members.js';

@@ -3,7 +3,7 @@ import { Int64Type } from '../int64-type.js';
 
 /**
  * What a delegation row's status may hold: Active or Revoked. Expired and Exhausted are derived on read from
- * expiresAt and the spent amount (delegations/records.ts), so no job has to flip them and they are never stored.
+ * expiresAt and the spent amount (delegations/responses.ts), so no job has to flip them and they are never stored.
  */
 export const DELEGATION_STORED_STATUSES = ['Active', 'Revoked'] as const;
 export type DelegationStoredStatus = (typeof DELEGATION_STORED_STATUSES)[number];

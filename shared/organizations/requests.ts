@@ -2,7 +2,9 @@
 // does not fit is a 400 naming it, before any service or database sees it.
 import { z } from 'zod';
 import { Email } from '../accounts/users.js';
-import { ORG_ROLES } from '../db/entities/index.js';
+import { BUDGET_INTERVALS, ORG_ROLES } from '../db/entities/index.js';
+import { LimitCents } from '../money.js';
+import { CURRENCIES } from '../spend/currency.js';
 import { line, wholeNumber } from '../text.js';
 import { ACTIVITY_EVENTS } from '../db/entities/index.js';
 
@@ -78,3 +80,36 @@ export type UpdateGroupInput = z.output<typeof UpdateGroupBody>;
 export type PageInput = z.output<typeof PageQuery>;
 export type ListGroupsInput = z.output<typeof ListGroupsQuery>;
 export type ActivityInput = z.output<typeof ActivityQuery>;
+
+/** A percentage of the limit; null: no alert. */
+const ThresholdPct = z.number().int().min(1).max(100).nullable();
+/** ISO 4217 codes are written upper-case as often as not; stored lower-case, as delegations' are. */
+const Currency = z
+  .string()
+  .max(8)
+  .transform((s) => s.toLowerCase())
+  .pipe(z.enum(CURRENCIES));
+const Interval = z.enum(BUDGET_INTERVALS);
+
+export const CreateBudgetBody = z
+  .object({
+    spendingLimitCents: LimitCents,
+    currency: Currency,
+    interval: Interval.default('month'),
+    alertThresholdPct: ThresholdPct.optional(),
+  })
+  .strict();
+export type CreateBudgetInput = z.output<typeof CreateBudgetBody>;
+
+export const UpdateBudgetBody = z
+  .object({
+    spendingLimitCents: LimitCents.optional(),
+    alertThresholdPct: ThresholdPct.optional(),
+    interval: Interval.optional(),
+  })
+  .strict()
+  .refine(
+    (b) => b.spendingLimitCents !== undefined || b.alertThresholdPct !== undefined || b.interval !== undefined,
+    'name at least one of spendingLimitCents, alertThresholdPct, interval',
+  );
+export type UpdateBudgetInput = z.output<typeof UpdateBudgetBody>;

@@ -1,5 +1,5 @@
 import { toWire } from '../money.js';
-import type { DelegationStatus } from './schemas.js';
+import type { DelegationStatus } from './requests.js';
 
 export interface DelegationRow {
   id: string;
