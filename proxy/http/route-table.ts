@@ -1,8 +1,8 @@
 // A minimal method + path table for the proxy's own routes: no framework on the hot path. Each route carries its
-// access declaration (shared/auth/route-access.ts) and authorizes its caller before its handler runs.
+// access declaration (shared/auth/route-callers.ts) and authorizes its caller before its handler runs.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { CredentialResolver } from '../../shared/auth/credential-resolver.js';
-import type { RouteAccess } from '../../shared/auth/route-access.js';
+import type { RouteCallers } from '../../shared/auth/route-callers.js';
 import type { RequestTarget } from './request-target.js';
 
 /** What a route tells the request log about its request; the line is written once the request finished. */
@@ -36,7 +36,7 @@ export type RouteMethod = 'GET' | 'POST' | 'PUT' | 'DELETE' | '*';
 export interface DeclaredRoute {
   readonly method: RouteMethod;
   readonly path: string;
-  readonly access: RouteAccess<unknown>;
+  readonly access: RouteCallers<unknown>;
 }
 
 export interface Route extends DeclaredRoute {
@@ -64,7 +64,7 @@ export type RouteMatch =
 export class RouteTable {
   readonly #entries: Entry[] = [];
 
-  add<C>(method: RouteMethod, path: string, access: RouteAccess<C>, handler: RouteHandler<C>): this {
+  add<C>(method: RouteMethod, path: string, access: RouteCallers<C>, handler: RouteHandler<C>): this {
     const route: Route = {
       method,
       path,

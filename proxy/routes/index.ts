@@ -1,5 +1,5 @@
 import type { RouterServices } from '../../shared/router/services.js';
-import { PUBLIC } from '../../shared/auth/route-access.js';
+import { PUBLIC } from '../../shared/auth/route-callers.js';
 import type { Lifecycle } from '../../shared/lifecycle.js';
 import { readiness } from '../../shared/readiness.js';
 import { RouteTable } from '../http/route-table.js';

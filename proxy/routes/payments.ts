@@ -20,7 +20,7 @@ import {
 import type { RouterServices } from '../../shared/router/services.js';
 import type { IncomingMessage } from 'node:http';
 import type { CommerceCaller } from '../../shared/auth/caller.js';
-import { API_KEY, API_KEY_OR_COMMERCE, COMMERCE_ONLY } from '../../shared/auth/route-access.js';
+import { API_KEY, API_KEY_OR_COMMERCE, COMMERCE_ONLY } from '../../shared/auth/route-callers.js';
 import { AppError } from '../../shared/errors/app-error.js';
 import { parseOr400, queryOf } from '../http/json.js';
 import { readJson } from '../http/read-body.js';

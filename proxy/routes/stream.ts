@@ -2,7 +2,7 @@
 // headers, take the user's slot, hand the call to the service (shared/router/stream.ts) with the caller's side of
 // the connection as its CallerChannel.
 import type { ApiKeyCaller } from '../../shared/auth/caller.js';
-import { API_KEY } from '../../shared/auth/route-access.js';
+import { API_KEY } from '../../shared/auth/route-callers.js';
 import { routerSlot } from '../../shared/router/route.js';
 import { ProxyHeaders } from '../../shared/router/schemas.js';
 import type { RouterServices } from '../../shared/router/services.js';

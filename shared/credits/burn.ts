@@ -16,7 +16,7 @@ import { fromColumn, toWire } from '../money.js';
 import type { ActingUser } from '../auth/caller.js';
 import { InsufficientCredits, burnLots, creditBalance } from './lots.js';
 import { verifyProof } from './tokens.js';
-import { type RedeemBody, type SubTaskBody, planIdOf } from './wire.js';
+import { type RedeemBody, type SubTaskBody, planIdOf } from './requests.js';
 
 interface AgentRequestRow {
   readonly id: string;

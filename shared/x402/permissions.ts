@@ -31,8 +31,8 @@ import {
   permissionHashOf,
   typedData,
 } from './permission-token.js';
-import type { PermissionScheme, PermissionToken } from './schemas.js';
-import type { CreatePermissionBody, ListPermissionsQuery } from './wire.js';
+import type { PermissionScheme, PermissionToken } from './objects.js';
+import type { CreatePermissionBody, ListPermissionsQuery } from './requests.js';
 
 /** The caller of the permission endpoints: the subscriber, through one of its API keys or an account_access token. */
 /** Which delegation providers may back a permission of each scheme. */

@@ -1,6 +1,6 @@
 // What the credit and access endpoints answer (shared/credits: mint, burn, order, balance, access).
 import { z } from 'zod';
-import type { AccessTokenResult, InitializeResult } from '../../credits/access.js';
+import type { AccessTokenResult, InitializeResult } from '../../credits/access-tokens.js';
 import type { BalanceResult as BalanceResultType } from '../../credits/balance.js';
 import type { BurnResult as BurnResultType } from '../../credits/burn.js';
 import type { MintResult as MintResultType } from '../../credits/mint.js';

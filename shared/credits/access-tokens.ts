@@ -16,7 +16,7 @@ import { endpointMatches } from './endpoint-match.js';
 import { creditBalance } from './lots.js';
 import { assertAttached, ownedAgentOr404, planOr404, visibleAgentOr404, visiblePlanOr404 } from './lookup.js';
 import { issueAccessToken, issueProof, verifyAccessToken } from './tokens.js';
-import type { InitializeBody } from './wire.js';
+import type { InitializeBody } from './requests.js';
 
 export interface AccessTokenResult {
   accessToken: string;
