@@ -3,7 +3,7 @@ import type { ServiceContext } from '../context.js';
 import { User } from '../db/entities/index.js';
 import { AppError } from '../errors/app-error.js';
 import { toWire } from '../money.js';
-import { creditBalance, hasHeldCredits } from './lots.js';
+import { creditBalance, hasHeldCredits } from './store/lots.js';
 import { planOr404 } from './lookup.js';
 
 export interface BalanceResult {
