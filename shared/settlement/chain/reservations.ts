@@ -167,3 +167,12 @@ export async function legsOfIn(tx: SqlTx, reference: string, kind: NewReservatio
     [reference, kind],
   );
 }
+
+/** What a wallet's reservations hold back of its last balance read (0 before its first read). */
+export async function reservedOfIn(tx: SqlTx, address: string, asset: string): Promise<bigint> {
+  const rows = await tx.all(
+    'select cast(reserved as text) as reserved from chain_balance where address = ? and asset = ?',
+    [address, asset],
+  );
+  return int64(rows[0]?.reserved ?? 0);
+}
