@@ -3,7 +3,7 @@
 // of credit_holding (shared/credits/lots.ts), so it holds for mint, mintExpirable and order credits, under
 // concurrency and across processes, and nothing of a refused change is left behind.
 import { getAddress } from 'viem';
-import { creditHeadroom } from '../shared/credits/lots.js';
+import { creditHeadroom } from '../shared/credits/store/lots.js';
 import { faucet } from '../shared/settlement/token-ledger.js';
 import { apiClient } from './support/http.js';
 import { forEachDb } from './support/matrix.js';

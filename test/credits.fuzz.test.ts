@@ -27,7 +27,7 @@ import {
   RedeemBody,
   SubTaskBody,
   planIdOf,
-} from '../shared/credits/wire.js';
+} from '../shared/credits/requests.js';
 import { AppError } from '../shared/errors/app-error.js';
 import { type TokenSigner, createTokenSigner, ensureSigningKey } from '../shared/keys/signing-keys.js';
 import { createLogger } from '../shared/log.js';

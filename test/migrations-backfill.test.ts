@@ -2,7 +2,7 @@
 // before the one under test, given rows as the previous code wrote them, then migrated to the end.
 import { randomUUID } from 'node:crypto';
 import test from 'ava';
-import { mintLot } from '../shared/credits/lots.js';
+import { mintLot } from '../shared/credits/store/lots.js';
 import { sha256Hex } from '../shared/crypto/hashing.js';
 import { postgresqlMigrations } from '../shared/db/migrations/postgresql/index.js';
 import { sqliteMigrations } from '../shared/db/migrations/sqlite/index.js';

@@ -14,7 +14,7 @@ import {
   PlanUpdate,
   isAgentId,
   planIdOf,
-} from '../shared/registry/schemas.js';
+} from '../shared/registry/requests.js';
 import { agentBody, planBody, testAddress } from './support/registry-builders.js';
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 1000);

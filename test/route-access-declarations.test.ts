@@ -1,4 +1,4 @@
-// The route access declarations (shared/auth/route-access.ts) are the one place that admits a caller: a public
+// The route access declarations (shared/auth/route-callers.ts) are the one place that admits a caller: a public
 // route reads no credential, an `accepts(...)` route resolves the credential and refuses any other kind with 403.
 import test from 'ava';
 import type { AccountAccessCaller, ApiKeyCaller, Caller, CommerceCaller } from '../shared/auth/caller.js';
@@ -9,9 +9,9 @@ import {
   API_KEY_OR_COMMERCE,
   COMMERCE_ONLY,
   PUBLIC,
-  type RouteAccess,
+  type RouteCallers,
   accepts,
-} from '../shared/auth/route-access.js';
+} from '../shared/auth/route-callers.js';
 import { AppError } from '../shared/errors/app-error.js';
 
 const apiKeyCaller: ApiKeyCaller = {
@@ -68,7 +68,7 @@ const commerceCaller: CommerceCaller = {
 };
 const accountCaller: AccountAccessCaller = { ...commerceCaller, kind: 'account_access' };
 
-async function refusal(access: RouteAccess<unknown>, caller: Caller) {
+async function refusal(access: RouteCallers<unknown>, caller: Caller) {
   return (await Promise.resolve(access.authorize(resolverOf(caller), 'Bearer x')).then(
     () => undefined,
     (err: unknown) => err,

@@ -2,7 +2,7 @@
 // foreign delegation, 403 BCK.PROTOCOL.0062 for an unlisted plan, 402 without funding), ownership and paging.
 import { recoverTypedDataAddress } from 'viem';
 import { fieldsOf, permissionHashOf, typedData } from '../shared/x402/permission-token.js';
-import { PermissionToken } from '../shared/x402/schemas.js';
+import { PermissionToken } from '../shared/x402/objects.js';
 import { apiClient } from './support/http.js';
 import { forEachDb } from './support/matrix.js';
 import { createPlan, testAddress } from './support/registry-builders.js';

@@ -5,7 +5,7 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { walletKeyOf } from '../shared/accounts/users.js';
 import { Delegation, PlanOrder, TokenBalance, X402Permission, X402Settlement } from '../shared/db/entities/index.js';
 import { fieldsOf, typedData } from '../shared/x402/permission-token.js';
-import { PermissionToken } from '../shared/x402/schemas.js';
+import { PermissionToken } from '../shared/x402/objects.js';
 import type { ApiClient } from './support/http.js';
 import { forEachDb } from './support/matrix.js';
 import { TOKEN_ADDRESS, createPlan, testAddress } from './support/registry-builders.js';

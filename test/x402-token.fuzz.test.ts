@@ -5,7 +5,7 @@ import test from 'ava';
 import fc from 'fast-check';
 import { getAddress, toHex } from 'viem';
 import { decodeToken, encodeToken, fieldsOf, permissionHashOf } from '../shared/x402/permission-token.js';
-import type { PermissionToken } from '../shared/x402/schemas.js';
+import type { PermissionToken } from '../shared/x402/objects.js';
 
 const numRuns = Number(process.env.FUZZ_RUNS ?? 1000);
 const b64 = (s: string | Uint8Array): string => Buffer.from(s).toString('base64');

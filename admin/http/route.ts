@@ -3,7 +3,7 @@
 // the request is read.
 import { type Caller, isOAuthCaller } from '../../shared/auth/caller.js';
 import type { CredentialResolver } from '../../shared/auth/credential-resolver.js';
-import type { RouteAccess } from '../../shared/auth/route-access.js';
+import type { RouteCallers } from '../../shared/auth/route-callers.js';
 import type { IdempotencyRunner } from './idempotent.js';
 import type { AdminRouterContext } from './state.js';
 
@@ -40,7 +40,7 @@ export type AdminHandler<C> = (ctx: AdminRouterContext, caller: C) => Promise<vo
 export interface AdminRoute {
   readonly method: Method;
   readonly path: string;
-  readonly access: RouteAccess<unknown>;
+  readonly access: RouteCallers<unknown>;
   /** Declared with `idempotent(...)`: an Idempotency-Key header makes a retry replay the first answer. */
   readonly idempotent: boolean;
   /** Declared with `speaking(...)`: the protocol whose body kind and error format the route uses. */
@@ -52,14 +52,14 @@ export interface AdminRoute {
 
 /** A route as declared, its caller type still known: what `idempotent` needs to see it acts for a user. */
 export interface DeclaredRoute<C> extends AdminRoute {
-  readonly access: RouteAccess<C>;
+  readonly access: RouteCallers<C>;
   readonly handler: AdminHandler<C>;
 }
 
 interface Spec<C> {
   readonly method: Method;
   readonly path: string;
-  readonly access: RouteAccess<C>;
+  readonly access: RouteCallers<C>;
   readonly handler: AdminHandler<C>;
   readonly protocol?: RouteProtocol | undefined;
 }
@@ -105,18 +105,18 @@ function build<C>(spec: Spec<C>, keyOwnerOf?: (caller: C) => KeyOwner): Declared
   };
 }
 
-const route = <C>(method: Method, path: string, access: RouteAccess<C>, handler: AdminHandler<C>): DeclaredRoute<C> =>
+const route = <C>(method: Method, path: string, access: RouteCallers<C>, handler: AdminHandler<C>): DeclaredRoute<C> =>
   build({ method, path, access, handler });
 
-export const get = <C>(path: string, access: RouteAccess<C>, handler: AdminHandler<C>): DeclaredRoute<C> =>
+export const get = <C>(path: string, access: RouteCallers<C>, handler: AdminHandler<C>): DeclaredRoute<C> =>
   route('GET', path, access, handler);
-export const post = <C>(path: string, access: RouteAccess<C>, handler: AdminHandler<C>): DeclaredRoute<C> =>
+export const post = <C>(path: string, access: RouteCallers<C>, handler: AdminHandler<C>): DeclaredRoute<C> =>
   route('POST', path, access, handler);
-export const put = <C>(path: string, access: RouteAccess<C>, handler: AdminHandler<C>): DeclaredRoute<C> =>
+export const put = <C>(path: string, access: RouteCallers<C>, handler: AdminHandler<C>): DeclaredRoute<C> =>
   route('PUT', path, access, handler);
-export const patch = <C>(path: string, access: RouteAccess<C>, handler: AdminHandler<C>): DeclaredRoute<C> =>
+export const patch = <C>(path: string, access: RouteCallers<C>, handler: AdminHandler<C>): DeclaredRoute<C> =>
   route('PATCH', path, access, handler);
-export const del = <C>(path: string, access: RouteAccess<C>, handler: AdminHandler<C>): DeclaredRoute<C> =>
+export const del = <C>(path: string, access: RouteCallers<C>, handler: AdminHandler<C>): DeclaredRoute<C> =>
   route('DELETE', path, access, handler);
 
 /**

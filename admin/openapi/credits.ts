@@ -1,4 +1,4 @@
-// The API description of credits and access (admin/routes/credits.ts, access.ts).
+// The API description of credits and access (admin/routes/credits.ts, access-tokens.ts).
 import {
   AgentIdParam,
   HolderParam,
@@ -7,7 +7,7 @@ import {
   MintExpirableBody,
   RedeemBody,
   SubTaskBody,
-} from '../../shared/credits/wire.js';
+} from '../../shared/credits/requests.js';
 import { type Operations, json } from './operation.js';
 import {
   AccessToken,

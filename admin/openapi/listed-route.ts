@@ -1,7 +1,7 @@
 // A route as the API description sees it: what both processes' route tables declare (method, path, who may call,
 // idempotency, the protocol its errors speak), with no HTTP framework attached, so the document is built from the
 // tables themselves and lists exactly their routes.
-import type { RouteAccess } from '../../shared/auth/route-access.js';
+import type { RouteCallers } from '../../shared/auth/route-callers.js';
 
 /** How a route answers its errors: the BCK envelope, RFC 6749's `{error, error_description}`, or an HTML page. */
 export type ErrorDialect = 'envelope' | 'oauth' | 'page';
@@ -12,7 +12,7 @@ export interface ListedRoute {
   readonly method: string;
   /** The table's template: `:name` segments are path parameters. */
   readonly path: string;
-  readonly access: Pick<RouteAccess<unknown>, 'public' | 'accepts' | 'refusal' | 'unauthenticated'>;
+  readonly access: Pick<RouteCallers<unknown>, 'public' | 'accepts' | 'refusal' | 'unauthenticated'>;
   /** An `Idempotency-Key` header makes a retry replay the first answer. */
   readonly idempotent: boolean;
   readonly errors: ErrorDialect;

@@ -16,7 +16,7 @@ import {
   AgentWithPlanInput,
   PlanInput,
   PlanUpdate,
-} from '../../shared/registry/schemas.js';
+} from '../../shared/registry/requests.js';
 import { PageQuery, SortedPageQuery } from '../http/pagination.js';
 import { AgentIdPath, PlanIdPath } from './params.js';
 

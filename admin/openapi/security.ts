@@ -1,4 +1,4 @@
-// Who may call a route, in OpenAPI terms, read from the route's access declaration (shared/auth/route-access.ts):
+// Who may call a route, in OpenAPI terms, read from the route's access declaration (shared/auth/route-callers.ts):
 // its security requirement and the auth errors the declaration itself answers.
 import type { CallerKind } from '../../shared/auth/caller.js';
 import { CONSENT_TYPES } from '../../shared/db/entities/index.js';
@@ -7,7 +7,7 @@ import { CONSENT_WORDING } from '../../shared/oauth/consent.js';
 import type { AuthorizationServerMetadata } from '../../shared/oauth/metadata.js';
 import type { ListedRoute } from './listed-route.js';
 
-/** The code a caller of each kind gets from a route that does not accept its kind (route-access.ts `accepts`). */
+/** The code a caller of each kind gets from a route that does not accept its kind (route-callers.ts `accepts`). */
 const REFUSED_WITH: Readonly<Record<CallerKind, ErrorCode>> = {
   apiKey: 'BCK.AUTH.0002',
   commerce: 'BCK.OAUTH.0030',

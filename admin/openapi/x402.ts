@@ -14,7 +14,7 @@ import {
   PermissionHashParam,
   SettleBody,
   VerifyBody,
-} from '../../shared/x402/wire.js';
+} from '../../shared/x402/requests.js';
 
 const hash = { permissionHash: PermissionHashParam };
 

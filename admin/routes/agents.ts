@@ -1,6 +1,6 @@
 // Agent registry endpoints: parse -> call shared/registry -> map.
 import type { ActingUser, ApiKeyCaller } from '../../shared/auth/caller.js';
-import { API_KEY, API_KEY_OR_ACCOUNT_ACCESS } from '../../shared/auth/route-access.js';
+import { API_KEY, API_KEY_OR_ACCOUNT_ACCESS } from '../../shared/auth/route-callers.js';
 import {
   attachPlan,
   createAgent,
@@ -13,7 +13,7 @@ import {
 } from '../../shared/registry/agents.js';
 import { createAgentWithPlan } from '../../shared/registry/agent-with-plan.js';
 import { requirePlanId } from '../../shared/registry/plans.js';
-import { Activate, AgentInput, AgentUpdate, AgentWithPlanInput } from '../../shared/registry/schemas.js';
+import { Activate, AgentInput, AgentUpdate, AgentWithPlanInput } from '../../shared/registry/requests.js';
 import type { AdminDeps } from '../deps.js';
 import { PageQuery, SortedPageQuery } from '../http/pagination.js';
 import { type AdminRoute, type AdminRouterContext, del, get, post, put } from '../http/route.js';

@@ -1,13 +1,13 @@
 // Credit endpoints: parse -> call shared/credits
 // -> map.
 import type { AccountAccessCaller, ApiKeyCaller } from '../../shared/auth/caller.js';
-import { API_KEY, API_KEY_OR_ACCOUNT_ACCESS } from '../../shared/auth/route-access.js';
+import { API_KEY, API_KEY_OR_ACCOUNT_ACCESS } from '../../shared/auth/route-callers.js';
 import { getBalance } from '../../shared/credits/balance.js';
 import { recordSubTask, redeem } from '../../shared/credits/burn.js';
 import { orderPlanByCard } from '../../shared/credits/card-order.js';
 import { mintCredits } from '../../shared/credits/mint.js';
 import { orderPlan } from '../../shared/credits/order.js';
-import { HolderParam, MintBody, MintExpirableBody, RedeemBody, SubTaskBody } from '../../shared/credits/wire.js';
+import { HolderParam, MintBody, MintExpirableBody, RedeemBody, SubTaskBody } from '../../shared/credits/requests.js';
 import type { AdminDeps } from '../deps.js';
 import { type AdminRoute, type AdminRouterContext, get, idempotent, post } from '../http/route.js';
 import { parse } from '../http/validate.js';

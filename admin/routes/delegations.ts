@@ -1,7 +1,7 @@
 // Spending delegations: parse -> call shared/delegations -> map.
 import { z } from 'zod';
 import { type ApiKeyCaller, type Caller, isOAuthCaller } from '../../shared/auth/caller.js';
-import { API_KEY, accepts } from '../../shared/auth/route-access.js';
+import { API_KEY, accepts } from '../../shared/auth/route-callers.js';
 import {
   createDelegation,
   getDelegation,

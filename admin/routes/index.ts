@@ -1,12 +1,12 @@
 // Every route of the admin process, as declarations (admin/http/route.ts), and the one router they are mounted on.
 import { Router, RouterEvents } from '@koa/router';
-import { PUBLIC } from '../../shared/auth/route-access.js';
+import { PUBLIC } from '../../shared/auth/route-callers.js';
 import { readiness } from '../../shared/readiness.js';
 import type { AdminDeps } from '../deps.js';
 import { type AdminRoute, type RouteRuntime, get, underPrefix } from '../http/route.js';
 import type { AdminState } from '../http/state.js';
 import { unmatched } from '../middleware/unmatched.js';
-import { accessRoutes } from './access.js';
+import { accessRoutes } from './access-tokens.js';
 import { agentsRoutes } from './agents.js';
 import { creditsRoutes } from './credits.js';
 import { delegationsRoutes } from './delegations.js';

@@ -4,7 +4,7 @@
 //   - The connector's endpoints speak RFC 6749 / 8628 / 7009 (admin/http/oauth-protocol.ts): token, device
 //     authorization, revocation. They are public: a public client has no secret; PKCE and the codes prove it.
 import { z } from 'zod';
-import { HUMAN_API_KEY, PUBLIC } from '../../shared/auth/route-access.js';
+import { HUMAN_API_KEY, PUBLIC } from '../../shared/auth/route-callers.js';
 import { listBindings, revokeBinding } from '../../shared/oauth/bindings.js';
 import { connectDetails } from '../../shared/oauth/clients.js';
 import {

@@ -5,7 +5,7 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
-import { PUBLIC } from '../../shared/auth/route-access.js';
+import { PUBLIC } from '../../shared/auth/route-callers.js';
 import { authorizationServerMetadata } from '../../shared/oauth/metadata.js';
 import { buildOpenApiDocument } from '../openapi/document.js';
 import type { AdminDeps } from '../deps.js';

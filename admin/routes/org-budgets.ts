@@ -3,7 +3,7 @@
 // caller's standing is resolved before the body is parsed, so an outsider gets the 404 and a Member the 403
 // whatever they send.
 import type { ApiKeyCaller } from '../../shared/auth/caller.js';
-import { API_KEY } from '../../shared/auth/route-access.js';
+import { API_KEY } from '../../shared/auth/route-callers.js';
 import { adminOf, memberOf } from '../../shared/organizations/org-caller.js';
 import { createBudget, getBudget, listBudgets, updateBudget } from '../../shared/organizations/budgets.js';
 import { CreateBudgetBody, UpdateBudgetBody } from '../../shared/organizations/requests.js';

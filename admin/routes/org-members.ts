@@ -2,7 +2,7 @@
 // call shared/organizations -> map. Path ids are checked by the services: an id that is not a UUID names nothing
 // there, so it is the 404 of an unknown id, never a 400 that would tell an outsider more.
 import type { ApiKeyCaller } from '../../shared/auth/caller.js';
-import { API_KEY } from '../../shared/auth/route-access.js';
+import { API_KEY } from '../../shared/auth/route-callers.js';
 import { listActivity } from '../../shared/organizations/activity-log.js';
 import { addGroupMember, listGroupMembers, removeGroupMember } from '../../shared/organizations/group-members.js';
 import { createGroup, getGroup, listGroups, updateGroup } from '../../shared/organizations/groups.js';

@@ -2,7 +2,7 @@
 // -> map. Who may do what (Admin, Member, anyone else) is decided by the services.
 import { z } from 'zod';
 import type { ApiKeyCaller } from '../../shared/auth/caller.js';
-import { API_KEY } from '../../shared/auth/route-access.js';
+import { API_KEY } from '../../shared/auth/route-callers.js';
 import { toWire } from '../../shared/money.js';
 import {
   type PaymentMethodRecord,

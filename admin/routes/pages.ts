@@ -7,7 +7,7 @@
 // URI (RFC 6749 §4.1.2.1); after that, errors go back to the connector as `error`, `error_description`, `state`
 // and `iss` (RFC 9207).
 import type { ParsedUrlQuery } from 'node:querystring';
-import { PUBLIC } from '../../shared/auth/route-access.js';
+import { PUBLIC } from '../../shared/auth/route-callers.js';
 import { AppError } from '../../shared/errors/app-error.js';
 import {
   AUTHORIZATION_FIELDS,

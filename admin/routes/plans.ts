@@ -2,7 +2,7 @@
 // integer names no plan: 404 BCK.PROTOCOL.0003 (the credits routes' literal segments, `/mint`, `/redeem`, are
 // routes of other methods, so no request of these methods is meant for them).
 import type { ActingUser, ApiKeyCaller } from '../../shared/auth/caller.js';
-import { API_KEY, API_KEY_OR_ACCOUNT_ACCESS } from '../../shared/auth/route-access.js';
+import { API_KEY, API_KEY_OR_ACCOUNT_ACCESS } from '../../shared/auth/route-callers.js';
 import {
   createPlan,
   getPlan,
@@ -12,7 +12,7 @@ import {
   setPlanListed,
   updatePlan,
 } from '../../shared/registry/plans.js';
-import { Activate, PlanInput, PlanUpdate } from '../../shared/registry/schemas.js';
+import { Activate, PlanInput, PlanUpdate } from '../../shared/registry/requests.js';
 import type { AdminDeps } from '../deps.js';
 import { PageQuery, SortedPageQuery } from '../http/pagination.js';
 import { type AdminRoute, type AdminRouterContext, get, post, put } from '../http/route.js';

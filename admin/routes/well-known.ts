@@ -1,4 +1,4 @@
-import { PUBLIC } from '../../shared/auth/route-access.js';
+import { PUBLIC } from '../../shared/auth/route-callers.js';
 import { authorizationServerMetadata, protectedResourceMetadata } from '../../shared/oauth/metadata.js';
 import type { AdminDeps } from '../deps.js';
 import { type AdminRoute, get } from '../http/route.js';

@@ -3,7 +3,7 @@
 // 400, and settle's money refusals are envelopes (402 BCK.CREDITS.0003, 403 BCK.PROTOCOL.0062). An account_access
 // connector may create permissions within its consent only: svc:card-delegation on its grant's delegation.
 import type { AccountAccessCaller, ApiKeyCaller } from '../../shared/auth/caller.js';
-import { API_KEY, API_KEY_OR_ACCOUNT_ACCESS } from '../../shared/auth/route-access.js';
+import { API_KEY, API_KEY_OR_ACCOUNT_ACCESS } from '../../shared/auth/route-callers.js';
 import {
   assertGrantMayCreate,
   createPermission,
@@ -13,7 +13,7 @@ import {
 } from '../../shared/x402/permissions.js';
 import { settlePermission } from '../../shared/x402/settle.js';
 import { verifyPermission } from '../../shared/x402/verify.js';
-import { CreatePermissionBody, ListPermissionsQuery, SettleBody, VerifyBody } from '../../shared/x402/wire.js';
+import { CreatePermissionBody, ListPermissionsQuery, SettleBody, VerifyBody } from '../../shared/x402/requests.js';
 import type { AdminDeps } from '../deps.js';
 import { type AdminRoute, type AdminRouterContext, del, get, idempotent, post } from '../http/route.js';
 import { parse } from '../http/validate.js';

@@ -1,6 +1,6 @@
 // A minimal method + path table for the proxy's own routes: no framework on the hot path. Each route is one of the
 // declarations of shared/router/routes.ts with its handler, and authorizes its caller by the declaration's access
-// (shared/auth/route-access.ts) before its handler runs.
+// (shared/auth/route-callers.ts) before its handler runs.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { CredentialResolver } from '../../shared/auth/credential-resolver.js';
 import type { RouteDeclaration } from '../../shared/router/routes.js';

@@ -4,20 +4,20 @@ import { randomUUID } from 'node:crypto';
 import type { Config } from '../../config/index.js';
 import type { ServiceContext } from '../context.js';
 import { randomToken, sha256Hex } from '../crypto/hashing.js';
-import { ApiKey, User } from '../db/entities/index.js';
 import { AppError } from '../errors/app-error.js';
+import { countApiKeys, insertApiKey, revokeApiKeyRow, userById } from './store.js';
 
 export async function createApiKey(
   ctx: ServiceContext,
   userId: string,
 ): Promise<{ apiKeyId: string; apiKey: string; userId: string; environment: Config['ENVIRONMENT'] }> {
   const em = ctx.db.em();
-  const user = await em.findOne(User, { id: userId });
+  const user = await userById(em, userId);
   if (user === null) throw new AppError('BCK.HTTP.0400', { details: `unknown user ${userId}` });
   const environment = ctx.config.ENVIRONMENT;
   const apiKey = `${environment}:${randomToken(32)}`;
   const apiKeyId = randomUUID();
-  em.create(ApiKey, {
+  await insertApiKey(em, {
     id: apiKeyId,
     userId,
     keyHash: sha256Hex(apiKey),
@@ -25,7 +25,6 @@ export async function createApiKey(
     environment,
     revokedAt: null,
   });
-  await em.flush();
   return { apiKeyId, apiKey, userId, environment };
 }
 
@@ -33,9 +32,9 @@ export async function revokeApiKey(
   ctx: ServiceContext,
   apiKeyId: string,
 ): Promise<{ apiKeyId: string; revoked: boolean }> {
-  const n = await ctx.db.em().nativeUpdate(ApiKey, { id: apiKeyId, revokedAt: null }, { revokedAt: ctx.now() });
+  const n = await revokeApiKeyRow(ctx.db.em(), apiKeyId, ctx.now());
   if (n === 0) {
-    const exists = await ctx.db.em().count(ApiKey, { id: apiKeyId });
+    const exists = await countApiKeys(ctx.db.em(), apiKeyId);
     if (exists === 0) throw new AppError('BCK.HTTP.0400', { details: `unknown API key ${apiKeyId}` });
   }
   return { apiKeyId, revoked: true };

@@ -3,9 +3,9 @@ import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { z } from 'zod';
 import type { ServiceContext } from '../context.js';
-import { User } from '../db/entities/index.js';
 import { AppError } from '../errors/app-error.js';
 import { createApiKey } from './api-keys.js';
+import { countUsersWithWallet, insertUser, userByIdOrFail } from './store.js';
 
 export const Email = z
   .email()
@@ -28,10 +28,8 @@ export async function createUser(ctx: ServiceContext, emailInput: string): Promi
   const privateKey = generatePrivateKey();
   const walletAddress = privateKeyToAccount(privateKey).address;
   const userId = randomUUID();
-  const em = ctx.db.em();
-  em.create(User, { id: userId, email, walletAddress, walletKeyEnc: ctx.box.seal(privateKey) });
   try {
-    await em.flush();
+    await insertUser(ctx.db.em(), { id: userId, email, walletAddress, walletKeyEnc: ctx.box.seal(privateKey) });
   } catch (err) {
     if (err instanceof UniqueConstraintViolationException) {
       throw new AppError('BCK.HTTP.0400', { details: `a user with email ${email} exists` });
@@ -44,10 +42,10 @@ export async function createUser(ctx: ServiceContext, emailInput: string): Promi
 
 /** Loads the custodial wallet key of a user (for signing; never logged, never returned). */
 export async function walletKeyOf(ctx: ServiceContext, userId: string): Promise<`0x${string}`> {
-  const user = await ctx.db.em().findOneOrFail(User, { id: userId });
+  const user = await userByIdOrFail(ctx.db.em(), userId);
   return ctx.box.open(user.walletKeyEnc) as `0x${string}`;
 }
 
 export async function isAccountAddress(ctx: ServiceContext, address: string): Promise<boolean> {
-  return (await ctx.db.em().count(User, { walletAddress: address })) > 0;
+  return (await countUsersWithWallet(ctx.db.em(), address)) > 0;
 }

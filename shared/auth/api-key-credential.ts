@@ -2,7 +2,7 @@
 import { LRUCache } from 'lru-cache';
 import type { ServiceContext } from '../context.js';
 import { secretsEqual, sha256Hex } from '../crypto/hashing.js';
-import { ApiKey, User } from '../db/entities/index.js';
+import { apiKeyByHash, userById } from '../accounts/store.js';
 import { AppError } from '../errors/app-error.js';
 import { cacheLookup } from '../metrics/caches.js';
 import type { ApiKeyCaller } from './caller.js';
@@ -37,13 +37,13 @@ export function createApiKeyCredential(ctx: ServiceContext): ApiKeyCredential {
       const hit = cacheLookup('api_key', cache?.get(hash));
       if (hit !== undefined) return hit;
       const em = ctx.db.em();
-      const row = await em.findOne(ApiKey, { keyHash: hash });
+      const row = await apiKeyByHash(em, hash);
       if (row === null || row.revokedAt !== null || row.environment !== ctx.config.ENVIRONMENT) {
         return refuse('unknown or revoked API key');
       }
       // The lookup was by hash; compare again in constant time so no code path depends on a plain equality.
       if (!secretsEqual(row.keyHash, hash)) return refuse('unknown or revoked API key');
-      const user = await em.findOne(User, { id: row.userId });
+      const user = await userById(em, row.userId);
       if (user === null) return refuse('unknown or revoked API key');
       const caller: ApiKeyCaller = {
         kind: 'apiKey',

@@ -1,5 +1,5 @@
 // Who is calling. One tagged union for every kind of credential, built only by the credential resolver
-// (credential-resolver.ts): a route states which kinds it accepts (route-access.ts) and receives exactly those.
+// (credential-resolver.ts): a route states which kinds it accepts (route-callers.ts) and receives exactly those.
 /** The user a call acts for: all that services acting on the user's own objects and wallet need. */
 export interface ActingUser {
   readonly userId: string;

@@ -8,7 +8,8 @@ import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { z } from 'zod';
 import type { ServiceContext } from '../context.js';
-import { CONSENT_TYPES, User } from '../db/entities/index.js';
+import { CONSENT_TYPES } from '../db/entities/index.js';
+import { userById } from '../accounts/store.js';
 import { AppError } from '../errors/app-error.js';
 import type { TokenSigner } from '../keys/signing-keys.js';
 import { cacheLookup } from '../metrics/caches.js';
@@ -61,7 +62,7 @@ export function createOAuthCredential(ctx: ServiceContext, signer: TokenSigner):
     ) {
       return undefined;
     }
-    const user = await em.findOne(User, { id: grant.userId });
+    const user = await userById(em, grant.userId);
     if (user === null) return undefined;
     // The grant's consent type is the caller's kind: route declarations admit `commerce` or `account_access`.
     return {

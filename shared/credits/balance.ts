@@ -1,9 +1,9 @@
 // GET /protocol/plans/{planId}/balance/{holderAddress}.
 import type { ServiceContext } from '../context.js';
-import { User } from '../db/entities/index.js';
+import { countUsersWithWallet } from '../accounts/store.js';
 import { AppError } from '../errors/app-error.js';
 import { toWire } from '../money.js';
-import { creditBalance, hasHeldCredits } from './lots.js';
+import { creditBalance, hasHeldCredits } from './store/lots.js';
 import { planOr404 } from './lookup.js';
 
 export interface BalanceResult {
@@ -26,7 +26,7 @@ export async function getBalance(
   const em = ctx.db.em();
   const plan = await planOr404(em, rawPlanId);
   const known =
-    (await hasHeldCredits(em, plan.id, holderAddress)) || (await em.count(User, { walletAddress: holderAddress })) > 0;
+    (await hasHeldCredits(em, plan.id, holderAddress)) || (await countUsersWithWallet(em, holderAddress)) > 0;
   if (!known) {
     throw new AppError('BCK.PROTOCOL.0005', {
       details: `${holderAddress} is not an account and has never held credits of plan ${plan.id}`,

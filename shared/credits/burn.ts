@@ -1,49 +1,17 @@
 // Burning credits against an initialized agent request: POST /protocol/plans/redeem and
-// POST /protocol/agent-sub-tasks. One burn is ONE transaction, in this order:
-//   1. insert the credit_burn row: unique (agentRequestId, burnKey) makes each burn happen once, and on SQLite
-//      the first statement being a write takes the database write lock at once;
-//   2. `burned = burned + x` on the agent request, only while it stays within maxCredits (row count checked);
-//   3. take x from the holder's non-expired lots, soonest-expiring first (lots.ts), one ledger row.
-// Any refusal throws and the transaction rolls back: nothing is burnt and the burn key stays free for a retry.
-import { randomUUID } from 'node:crypto';
+// POST /protocol/agent-sub-tasks. One burn is ONE transaction (store/agent-requests.ts burnIn: the credit_burn row,
+// the bounded `burned` UPDATE, the lots and their ledger row). Any refusal throws and the transaction rolls back:
+// nothing is burnt and the burn key stays free for a retry.
 import type { ServiceContext } from '../context.js';
 import { Agent } from '../db/entities/index.js';
-import type { Em } from '../db/orm.js';
-import { emSql, isUniqueViolation } from '../db/sql.js';
 import { AppError } from '../errors/app-error.js';
 import type { TokenSigner } from '../keys/signing-keys.js';
-import { fromColumn, toWire } from '../money.js';
+import { toWire } from '../money.js';
 import type { ActingUser } from '../auth/caller.js';
-import { InsufficientCredits, burnLots, creditBalance } from './lots.js';
+import { DuplicateBurn, type NewBurn, agentRequestOf, burnIn, burnedAmountOf } from './store/agent-requests.js';
+import { InsufficientCredits, creditBalance } from './store/lots.js';
 import { verifyProof } from './tokens.js';
-import { type RedeemBody, type SubTaskBody, planIdOf } from './wire.js';
-
-interface AgentRequestRow {
-  readonly id: string;
-  readonly planId: number;
-  readonly agentId: string;
-  readonly holderAddress: string;
-  readonly maxCredits: bigint;
-  readonly burned: bigint;
-}
-
-async function agentRequestOf(em: Em, id: string): Promise<AgentRequestRow | undefined> {
-  const rows = await emSql(em).all(
-    `select id, plan_id, agent_id, holder_address, cast(max_credits as text) as max_credits, cast(burned as text) as burned
-     from agent_request where id = ?`,
-    [id],
-  );
-  const r = rows[0];
-  if (r === undefined) return undefined;
-  return {
-    id: String(r.id),
-    planId: Number(r.plan_id),
-    agentId: String(r.agent_id),
-    holderAddress: String(r.holder_address),
-    maxCredits: fromColumn(r.max_credits),
-    burned: fromColumn(r.burned),
-  };
-}
+import { type RedeemBody, type SubTaskBody, planIdOf } from './requests.js';
 
 const requestNotFound = (id: string): AppError =>
   new AppError('BCK.PROTOCOL.0024', {
@@ -53,66 +21,13 @@ const requestNotFound = (id: string): AppError =>
     },
   });
 
-/** Thrown inside the burn transaction when the burn key was used before; handled after the rollback. */
-class DuplicateBurn extends Error {}
-
-interface BurnInput {
-  readonly request: AgentRequestRow;
-  readonly burnKey: string;
-  readonly amount: bigint;
-  readonly kind: 'redeem' | 'subtask';
-  readonly tag: string | null;
-  readonly description: string | null;
-  readonly status: string | null;
-}
-
 type BurnOutcome = { type: 'burned'; balance: bigint } | { type: 'duplicate' };
 
-async function burn(ctx: ServiceContext, input: BurnInput): Promise<BurnOutcome> {
+async function burn(ctx: ServiceContext, input: NewBurn): Promise<BurnOutcome> {
   const { request, amount } = input;
   const now = ctx.now();
   try {
-    const balance = await ctx.db.em().transactional(async (tx) => {
-      const sql = emSql(tx, ctx.db.dialect);
-      try {
-        // Bound, not inlined: tag, description and status are the caller's text.
-        await sql.run(
-          `insert into credit_burn (id, agent_request_id, burn_key, amount, tag, description, status, created_at)
-           values (?, ?, ?, ?, ?, ?, ?, ?)`,
-          [randomUUID(), request.id, input.burnKey, amount, input.tag, input.description, input.status, now],
-        );
-      } catch (err) {
-        if (isUniqueViolation(err)) throw new DuplicateBurn();
-        throw err;
-      }
-      // `burned <= max_credits - x` rather than `burned + x <= max_credits`: the sum could overflow BIGINT.
-      const updated = await sql.run(
-        'update agent_request set burned = burned + ? where id = ? and burned <= max_credits - ?',
-        [amount, request.id, amount],
-      );
-      if (updated !== 1) {
-        throw new AppError('BCK.PROTOCOL.0025', {
-          details: `burning ${amount} would exceed the ${request.maxCredits} credits agent request ${request.id} may burn`,
-          params: {
-            agentRequestId: request.id,
-            maxCredits: toWire(request.maxCredits),
-          },
-        });
-      }
-      await burnLots(
-        tx,
-        ctx.db.dialect,
-        {
-          planId: request.planId,
-          holderAddress: request.holderAddress,
-          amount,
-          kind: input.kind,
-          reference: request.id,
-        },
-        now,
-      );
-      return creditBalance(tx, request.planId, request.holderAddress, now);
-    });
+    const balance = await ctx.db.em().transactional((tx) => burnIn(tx, ctx.db.dialect, input, now));
     return { type: 'burned', balance };
   } catch (err) {
     if (err instanceof DuplicateBurn) return { type: 'duplicate' };
@@ -237,15 +152,12 @@ export async function recordSubTask(ctx: ServiceContext, caller: ActingUser, inp
       balance: toWire(outcome.balance),
     };
   }
-  const first = await emSql(em).all(
-    'select cast(amount as text) as amount from credit_burn where agent_request_id = ? and burn_key = ?',
-    [request.id, burnKey],
-  );
+  const first = await burnedAmountOf(em, request.id, burnKey);
   const balance = await creditBalance(em, request.planId, request.holderAddress, ctx.now());
   return {
     success: true,
     agentRequestId: request.id,
-    creditsRedeemed: toWire(fromColumn(first[0]?.amount ?? '0')),
+    creditsRedeemed: toWire(first),
     balance: toWire(balance),
     duplicate: true,
   };

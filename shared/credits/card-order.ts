@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ActingUser } from '../auth/caller.js';
 import type { ServiceContext } from '../context.js';
-import { Delegation, PlanOrder } from '../db/entities/index.js';
+import { Delegation } from '../db/entities/index.js';
 import { type SqlTx, emSql } from '../db/sql.js';
 import type { Em } from '../db/orm.js';
 import { AppError } from '../errors/app-error.js';
@@ -25,7 +25,8 @@ import { FIAT_PROVIDERS } from '../delegations/requests.js';
 import { type PlanPrice, delegationCanPay, planPrice } from './funding.js';
 import type { PlanRow } from './lookup.js';
 import { planOr404 } from './lookup.js';
-import { creditBalance, mintLot } from './lots.js';
+import { creditBalance, mintLot } from './store/lots.js';
+import { insertPlanOrder } from './store/orders.js';
 import { assertPurchasable } from './order.js';
 import type { OrderResult } from './order-result.js';
 
@@ -76,7 +77,7 @@ export async function payPlanByCardIn(
     chargeId = charged.chargeId;
   }
   const asset = fiatAssetOf(currency);
-  await tx.insert(PlanOrder, {
+  await insertPlanOrder(tx, {
     id: o.orderId,
     planId: o.plan.id,
     buyerUserId: o.buyer.userId,

@@ -17,8 +17,7 @@ import { operatorKeyOf } from '../accounts/service-wallets.js';
 import { NETWORKS } from '../assets.js';
 import type { ActingUser } from '../auth/caller.js';
 import type { ServiceContext } from '../context.js';
-import { PlanOrder } from '../db/entities/index.js';
-import { emSql, int64 } from '../db/sql.js';
+import { int64 } from '../db/sql.js';
 import { AppError } from '../errors/app-error.js';
 import { fromColumn, sum, toWire } from '../money.js';
 import { randomNonce, signAuthorization } from '../protocols/eip3009.js';
@@ -32,11 +31,12 @@ import {
 } from '../settlement/chain/client.js';
 import { custodialKeyOf } from '../settlement/chain/custodial-key.js';
 import { chainUnavailableError } from '../settlement/chain/errors.js';
-import { markSpentIn, releaseReservationIn, reserveIn } from '../settlement/chain/reservations.js';
+import { legsOfIn, reserveIn } from '../settlement/chain/reservations.js';
 import { InsufficientFunds } from '../settlement/token-ledger.js';
 import type { PlanRow } from './lookup.js';
-import { creditBalance, mintLot } from './lots.js';
+import { creditBalance } from './store/lots.js';
 import { type OrderResult, walletShortError } from './order-result.js';
+import { completeChainOrderIn, failChainOrderIn, insertChainOrderIn, submittingChainOrdersIn } from './store/orders.js';
 import { InvariantError } from '../errors/invariant.js';
 
 /** How long the order's authorizations are valid: sent at once, this only bounds a transaction stuck unmined. */
@@ -76,21 +76,19 @@ export async function orderPlanOnChain(
   try {
     await ctx.db.sql.transaction(
       async (tx) => {
-        await tx.run(
-          `insert into chain_order (id, plan_id, buyer_user_id, holder_address, payer_address, asset, amount_paid, credits, status, tx_hash, failure_reason, created_at, updated_at)
-           values (?, ?, ?, ?, ?, ?, ?, ?, 'submitting', null, null, ?, ?)`,
-          [
-            orderId,
-            String(plan.id),
-            caller.userId,
-            caller.walletAddress,
-            payer,
-            token.address,
+        await insertChainOrderIn(
+          tx,
+          {
+            id: orderId,
+            planId: plan.id,
+            buyerUserId: caller.userId,
+            holderAddress: caller.walletAddress,
+            payerAddress: payer,
+            asset: token.address,
             amountPaid,
-            plan.creditsAmount,
-            now,
-            now,
-          ],
+            credits: plan.creditsAmount,
+          },
+          now,
         );
         const base = { address: payer, asset: token.address, kind: 'order' as const, reference: orderId, validBefore };
         await reserveIn(
@@ -167,10 +165,7 @@ function rethrowChain(err: unknown): never {
   throw err instanceof ChainUnavailable ? chainUnavailableError(err) : err;
 }
 
-/**
- * Step 3, once: `submitting` -> `paid`, the legs spent in the transaction's block, the credits minted and the order
- * recorded, in one database transaction. False if the order was no longer `submitting` (finished by someone else).
- */
+/** Step 3, once (store: completeChainOrderIn); false if the order was no longer `submitting`. */
 async function completeOrder(
   ctx: ServiceContext,
   orderId: string,
@@ -178,39 +173,7 @@ async function completeOrder(
   mined: { txHash: Hex; blockNumber: bigint },
 ): Promise<boolean> {
   const now = ctx.now();
-  return ctx.db.em().transactional(async (em) => {
-    const sql = emSql(em, ctx.db.dialect);
-    const moved = await sql.run(
-      "update chain_order set status = 'paid', tx_hash = ?, updated_at = ? where id = ? and status = 'submitting'",
-      [mined.txHash.toLowerCase(), now, orderId],
-    );
-    if (moved !== 1) return false;
-    const [o] = await sql.all(
-      'select plan_id, buyer_user_id, holder_address, asset, amount_paid, credits from chain_order where id = ?',
-      [orderId],
-    );
-    if (o === undefined) throw new InvariantError(`chain order ${orderId} vanished`);
-    for (const id of legIds) await markSpentIn(sql, id, { block: mined.blockNumber, txHash: mined.txHash }, now);
-    const planId = Number(o.plan_id);
-    const holderAddress = String(o.holder_address);
-    await mintLot(
-      em,
-      { planId, holderAddress, amount: int64(o.credits), expiresAt: null, kind: 'order', reference: orderId },
-      now,
-    );
-    await em.insert(PlanOrder, {
-      id: orderId,
-      planId,
-      buyerUserId: String(o.buyer_user_id),
-      buyerAddress: holderAddress,
-      asset: String(o.asset),
-      amountPaid: int64(o.amount_paid),
-      credits: int64(o.credits),
-      txId: mined.txHash.toLowerCase(),
-      createdAt: now,
-    });
-    return true;
-  });
+  return ctx.db.em().transactional((em) => completeChainOrderIn(em, ctx.db.dialect, orderId, legIds, mined, now));
 }
 
 /** Nothing moved on chain: the order failed, its legs released (once: only from `submitting`). */
@@ -222,14 +185,16 @@ async function failOrder(
   txHash: Hex | undefined,
 ): Promise<void> {
   const now = ctx.now();
-  await ctx.db.sql.transaction(async (tx) => {
-    const moved = await tx.run(
-      "update chain_order set status = 'failed', failure_reason = ?, tx_hash = ?, updated_at = ? where id = ? and status = 'submitting'",
-      [reason.slice(0, 500), txHash?.toLowerCase() ?? null, now, orderId],
-    );
-    if (moved !== 1) return;
-    for (const l of legs) await releaseReservationIn(tx, l.id, now);
-  });
+  await ctx.db.sql.transaction((tx) =>
+    failChainOrderIn(
+      tx,
+      orderId,
+      legs.map((l) => l.id),
+      reason,
+      txHash,
+      now,
+    ),
+  );
 }
 
 /**
@@ -239,23 +204,13 @@ async function failOrder(
  */
 export async function reconcileChainOrders(ctx: ServiceContext, chain: ChainClient, max = 50): Promise<number> {
   const before = new Date(ctx.now().getTime() - ctx.config.CHAIN_CONFIRM_TIMEOUT_MS - 5000);
-  const orders = await ctx.db.sql.transaction((tx) =>
-    tx.all(
-      `select id, payer_address, asset from chain_order where status = 'submitting' and created_at < ? order by created_at limit ${max}`,
-      [before],
-    ),
-  );
+  const orders = await ctx.db.sql.transaction((tx) => submittingChainOrdersIn(tx, before, max));
   let finished = 0;
   if (orders.length === 0) return finished;
   const latest = await chain.latestBlock();
   for (const o of orders) {
     const orderId = String(o.id);
-    const legs = await ctx.db.sql.transaction((tx) =>
-      tx.all(
-        'select id, auth_nonce, valid_before, from_block from chain_reservation where reference = ? and kind = ? order by id',
-        [orderId, 'order'],
-      ),
-    );
+    const legs = await ctx.db.sql.transaction((tx) => legsOfIn(tx, orderId, 'order'));
     const [first] = legs;
     if (first === undefined) continue;
     const payer = getAddress(String(o.payer_address));

@@ -7,8 +7,8 @@ import { Agent, AgentPlan, Plan } from '../db/entities/index.js';
 import type { Em } from '../db/orm.js';
 import { AppError } from '../errors/app-error.js';
 import type { ActingUser } from '../auth/caller.js';
-import { hasHeldCredits } from './lots.js';
-import { planIdOf } from './wire.js';
+import { hasHeldCredits } from './store/lots.js';
+import { planIdOf } from './requests.js';
 
 export interface PlanRow {
   readonly id: number;

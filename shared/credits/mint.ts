@@ -2,9 +2,9 @@
 import type { ServiceContext } from '../context.js';
 import { toWire } from '../money.js';
 import type { ActingUser } from '../auth/caller.js';
-import { creditBalance, mintLot } from './lots.js';
+import { creditBalance, mintLot } from './store/lots.js';
 import { ownedPlanOr403 } from './lookup.js';
-import type { MintBody } from './wire.js';
+import type { MintBody } from './requests.js';
 
 export interface MintResult {
   success: true;

@@ -5,14 +5,14 @@
 // work, also run inside the x402 settle's transaction by its auto-order.
 import { randomUUID } from 'node:crypto';
 import type { ServiceContext } from '../context.js';
-import { PlanOrder } from '../db/entities/index.js';
 import type { Dialect, Em } from '../db/orm.js';
 import { emSql } from '../db/sql.js';
 import { AppError } from '../errors/app-error.js';
 import { MAX_INT64, fromColumn, sum, toWire } from '../money.js';
 import { InsufficientFunds, type Movement, applyMovements } from '../settlement/token-ledger.js';
 import type { ActingUser } from '../auth/caller.js';
-import { creditBalance, mintLot } from './lots.js';
+import { creditBalance, mintLot } from './store/lots.js';
+import { insertPlanOrder } from './store/orders.js';
 import { type OrderResult, walletShortError } from './order-result.js';
 import { orderPlanOnChain } from './chain-order.js';
 import { settlementOf } from '../settlement/backend.js';
@@ -68,7 +68,7 @@ export async function buyPlanIn(
     },
     now,
   );
-  await tx.insert(PlanOrder, {
+  await insertPlanOrder(tx, {
     id: orderId,
     planId: plan.id,
     buyerUserId: buyer.userId,

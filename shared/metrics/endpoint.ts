@@ -6,7 +6,7 @@
 import { secretsEqual } from '../crypto/hashing.js';
 import { AppError } from '../errors/app-error.js';
 import { METRICS_PATH } from './labels.js';
-import { registry } from './registry.js';
+import { collectors } from './collectors.js';
 
 /** Where /metrics is asked for: `closed`, not served (404 as any unknown path); `open`; `token`, behind a token. */
 export type MetricsAccess =
@@ -67,7 +67,7 @@ export async function metricsAnswer(
   // Never cached: every scrape must read the counters as they are now.
   return {
     status: 200,
-    headers: { 'content-type': registry.contentType, 'cache-control': 'no-store' },
-    body: await registry.metrics(),
+    headers: { 'content-type': collectors.contentType, 'cache-control': 'no-store' },
+    body: await collectors.metrics(),
   };
 }

@@ -2,7 +2,7 @@
 // pattern (`/api/v1/agents/:agentId`), never the path: ids and unknown paths must not become label values.
 import { Counter, Histogram } from 'prom-client';
 import { HTTP_METHODS, ROUTE_UNMATCHED, bounded, routeLabel, statusLabel } from './labels.js';
-import { PREFIX, registry } from './registry.js';
+import { PREFIX, collectors } from './collectors.js';
 
 const labelNames = ['method', 'route', 'status'] as const;
 
@@ -10,7 +10,7 @@ const requests = new Counter({
   name: `${PREFIX}http_requests_total`,
   help: 'HTTP requests answered, by method, route template and status.',
   labelNames,
-  registers: [registry],
+  registers: [collectors],
 });
 
 const duration = new Histogram({
@@ -19,7 +19,7 @@ const duration = new Histogram({
   labelNames,
   // Router calls relay a merchant (seconds); a streamed answer may last minutes (ROUTER_STREAM_MAX_MS).
   buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
-  registers: [registry],
+  registers: [collectors],
 });
 
 /**

@@ -12,7 +12,7 @@ import { toEnvelope, AppError, asAppError } from '../errors/app-error.js';
 import type { Logger } from '../log.js';
 import { METRICS_PATH } from './labels.js';
 import { type MetricsAccess, metricsAnswer, metricsPortAccess } from './endpoint.js';
-import { registry } from './registry.js';
+import { collectors } from './collectors.js';
 
 export interface MetricsRequest {
   readonly method?: string | undefined;
@@ -77,8 +77,8 @@ export async function startMetrics(
   /** A proxy worker's slot (0 to PROXY_WORKERS - 1, kept by its replacement): a bounded label. */
   worker?: string | undefined,
 ): Promise<RunningMetrics> {
-  registry.setDefaultLabels(worker === undefined ? { process: name } : { process: name, worker });
-  collectDefaultMetrics({ register: registry });
+  collectors.setDefaultLabels(worker === undefined ? { process: name } : { process: name, worker });
+  collectDefaultMetrics({ register: collectors });
   const wanted = name === 'admin' ? config.ADMIN_METRICS_PORT : config.PROXY_METRICS_PORT;
   if (wanted === undefined) return { port: undefined, close: () => Promise.resolve() };
   const server = createServer(metricsPortHandler(metricsPortAccess(config.METRICS_TOKEN), config.DOCS_URL));

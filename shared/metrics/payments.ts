@@ -10,7 +10,7 @@ import {
   assetLabel,
   bounded,
 } from './labels.js';
-import { PREFIX, registry } from './registry.js';
+import { PREFIX, collectors } from './collectors.js';
 
 const payments = new Counter({
   name: `${PREFIX}router_payments_total`,
@@ -18,7 +18,7 @@ const payments = new Counter({
     'Router payments by protocol (x402_v1, x402_v2, mpp; none when refused before one was chosen), outcome ' +
     '(issued, settled, rejected, unanswered, refused) and, for a refusal, its error code (else none).',
   labelNames: ['protocol', 'outcome', 'code'] as const,
-  registers: [registry],
+  registers: [collectors],
 });
 
 /**
@@ -40,7 +40,7 @@ new Counter({
   name: `${PREFIX}router_paid_atomic_total`,
   help: "Merchant legs of router payments signed and recorded, in the asset's atomic units (USDC, EURC: 6 decimals).",
   labelNames: ['asset'] as const,
-  registers: [registry],
+  registers: [collectors],
   collect() {
     exposeSums(this, paid);
   },
@@ -50,7 +50,7 @@ new Counter({
   name: `${PREFIX}router_fees_atomic_total`,
   help: "Router fee legs settled (paid to the fee recipient), in the asset's atomic units.",
   labelNames: ['asset'] as const,
-  registers: [registry],
+  registers: [collectors],
   collect() {
     exposeSums(this, fees);
   },

@@ -1,7 +1,7 @@
 // Outbound calls to merchants (shared/upstream): time until the merchant's answer began, by its status class.
 import { Histogram } from 'prom-client';
 import { statusClassLabel } from './labels.js';
-import { PREFIX, registry } from './registry.js';
+import { PREFIX, collectors } from './collectors.js';
 
 const latency = new Histogram({
   name: `${PREFIX}upstream_response_seconds`,
@@ -10,7 +10,7 @@ const latency = new Histogram({
     '(1xx-5xx; failed: no answer; refused: our limits refused the answer).',
   labelNames: ['status_class'] as const,
   buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
-  registers: [registry],
+  registers: [collectors],
 });
 
 /** The result of one exchange, timed from now (the call was just dispatched) to when it is known. */

@@ -2,7 +2,7 @@
 // Beside the endpoint, not in shared/metrics/: the label sets are the protocol's own codes.
 import { Counter } from 'prom-client';
 import { OTHER, bounded } from '../metrics/labels.js';
-import { PREFIX, registry } from '../metrics/registry.js';
+import { PREFIX, collectors } from '../metrics/collectors.js';
 import { OAuthProtocolError, PROTOCOL_ERROR_CODES } from './protocol-error.js';
 
 /** RFC 6749 §4.1.3, §6 and RFC 8628 §3.4's grant_type values, by a short name. */
@@ -22,7 +22,7 @@ const issued = new Counter({
   name: `${PREFIX}oauth_tokens_issued_total`,
   help: 'Token responses issued by the token endpoint, by grant type (authorization_code, refresh_token, device_code).',
   labelNames: ['grant_type'] as const,
-  registers: [registry],
+  registers: [collectors],
 });
 
 const refused = new Counter({
@@ -31,7 +31,7 @@ const refused = new Counter({
     'Token requests refused, by grant type and RFC 6749 / 8628 error (authorization_pending and slow_down are ' +
     "a device's polls; server_error: ours).",
   labelNames: ['grant_type', 'error'] as const,
-  registers: [registry],
+  registers: [collectors],
 });
 
 /** The grant_type a token request names (the body is untrusted: only a known value becomes a label). */

@@ -5,7 +5,7 @@ import { AgentPlan } from '../db/entities/index.js';
 import { insertAgent } from './agents.js';
 import { insertPlan } from './plans.js';
 import { type AgentRecord, type PlanRecord, agentRecord, planRecord } from './records.js';
-import type { AgentWithPlanInput } from './schemas.js';
+import type { AgentWithPlanInput } from './requests.js';
 
 export interface AgentWithPlan {
   agentId: string;

@@ -10,7 +10,7 @@ import { AppError } from '../errors/app-error.js';
 import { type PageOf, type PageRequest, type SortedPageRequest, limitOffset, orderOf } from './pages.js';
 import { planNotFound } from './plans.js';
 import { type AgentRecord, type AgentRow, type PlanRecord, agentRecord, planRecord } from './records.js';
-import { type AgentInput, type AgentUpdate, isAgentId } from './schemas.js';
+import { type AgentInput, type AgentUpdate, isAgentId } from './requests.js';
 
 export const agentNotFound = (agentId: string): AppError =>
   new AppError('BCK.PROTOCOL.0004', { details: 'agent not found', params: { agentId: agentId.slice(0, 100) } });

@@ -7,7 +7,7 @@ import { AppError } from '../errors/app-error.js';
 import { toWire } from '../money.js';
 import { type PageOf, type PageRequest, type SortedPageRequest, limitOffset, orderOf } from './pages.js';
 import { type AgentRecord, type PlanRecord, type PlanRow, agentRecord, planRecord } from './records.js';
-import { type CreditsConfig, type PlanInput, type PlanUpdate, type PriceConfig, planIdOf } from './schemas.js';
+import { type CreditsConfig, type PlanInput, type PlanUpdate, type PriceConfig, planIdOf } from './requests.js';
 
 export const planNotFound = (planId: number | string): AppError =>
   new AppError('BCK.PROTOCOL.0003', {

@@ -1,7 +1,7 @@
 // The proxy's route table as data: each route's method, path template and access declaration, with no handler.
 // The proxy registers one handler per declaration (proxy/routes/) and refuses to start when the two differ; the
 // admin's API description lists these declarations without building the router or any of its services.
-import { API_KEY, API_KEY_OR_COMMERCE, COMMERCE_ONLY, PUBLIC, type RouteAccess } from '../auth/route-access.js';
+import { API_KEY, API_KEY_OR_COMMERCE, COMMERCE_ONLY, PUBLIC, type RouteCallers } from '../auth/route-callers.js';
 
 /** `*` is any method (the streaming routes forward the caller's own). */
 export type RouteMethod = 'GET' | 'POST' | 'PUT' | 'DELETE' | '*';
@@ -11,10 +11,10 @@ export interface RouteDeclaration<C> {
   readonly method: RouteMethod;
   /** `:name` segments are path parameters. */
   readonly path: string;
-  readonly access: RouteAccess<C>;
+  readonly access: RouteCallers<C>;
 }
 
-const route = <C>(method: RouteMethod, path: string, access: RouteAccess<C>): RouteDeclaration<C> =>
+const route = <C>(method: RouteMethod, path: string, access: RouteCallers<C>): RouteDeclaration<C> =>
   Object.freeze({ method, path, access });
 
 /** Every route of the proxy, in the order its table matches them. */

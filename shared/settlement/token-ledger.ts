@@ -3,10 +3,9 @@
 // checked) plus an upsert on the payee, and two append-only journal rows whose deltas sum to zero.
 import { uuidv7 } from '../ids.js';
 import type { ServiceContext } from '../context.js';
-import { TokenBalance } from '../db/entities/index.js';
-import type { SqlTx, SqlValue } from '../db/sql.js';
+import { type SqlTx, type SqlValue, emSql } from '../db/sql.js';
 import { AppError } from '../errors/app-error.js';
-import { MAX_INT64 } from '../money.js';
+import { MAX_INT64, fromColumn } from '../money.js';
 
 /** Counter-account of faucet credits: it may go negative, so the journal still sums to zero. */
 export const FAUCET_ACCOUNT = 'faucet';
@@ -145,6 +144,10 @@ export async function faucet(
 }
 
 export async function balanceOf(ctx: ServiceContext, address: string, asset: string): Promise<bigint> {
-  const row = await ctx.db.em().findOne(TokenBalance, { address, asset });
-  return row?.balance ?? 0n;
+  // Hand SQL like every other statement on token_balance; cast: better-sqlite3 reads BIGINT as a lossy number.
+  const [row] = await emSql(ctx.db.em(), ctx.db.dialect).all(
+    'select cast(balance as text) as balance from token_balance where address = ? and asset = ?',
+    [address, asset],
+  );
+  return row === undefined ? 0n : fromColumn(row.balance);
 }

@@ -3,10 +3,11 @@ import { type Address, getAddress } from 'viem';
 import { ensureOperatorWallet } from '../accounts/service-wallets.js';
 import { NETWORKS } from '../assets.js';
 import type { ServiceContext } from '../context.js';
-import { ChainBalance } from '../db/entities/index.js';
+import { emSql } from '../db/sql.js';
 import { toWire } from '../money.js';
 import { chainClientOf } from './backend.js';
 import { createBalanceReads } from './chain/balance-reads.js';
+import { reservedOfIn } from './chain/reservations.js';
 import { balanceOf } from './token-ledger.js';
 
 interface AssetBalance {
@@ -36,8 +37,7 @@ export async function walletBalances(ctx: ServiceContext, rawAddress: string) {
   for (const a of network.assets) {
     const read = await reads.refresh(address, a.address as Address);
     block = read.block;
-    const row = await ctx.db.em().findOne(ChainBalance, { address, asset: a.address });
-    const reserved = row?.reserved ?? 0n;
+    const reserved = await reservedOfIn(emSql(ctx.db.em(), ctx.db.dialect), address, a.address);
     balances.push({
       symbol: a.symbol,
       asset: a.address,

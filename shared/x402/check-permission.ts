@@ -18,8 +18,8 @@ import { AppError } from '../errors/app-error.js';
 import { SESSION_KEYS_PROVIDER, decodeToken, fieldsOf, permissionHashOf, recoverSigner } from './permission-token.js';
 import type { PermissionRow } from './permissions.js';
 import { Reason } from './reasons.js';
-import type { PermissionToken } from './schemas.js';
-import type { OfferedOption, OfferedPaymentRequired } from './wire.js';
+import type { PermissionToken } from './objects.js';
+import type { OfferedOption, OfferedPaymentRequired } from './requests.js';
 
 export interface PresentedPermission {
   readonly paymentRequired: OfferedPaymentRequired;

@@ -2,7 +2,7 @@
 // with EIP-712 by the subscriber's custodial wallet. The permission hash is the typed-data hash, so any change
 // to a signed field (plan, scheme, network, agent, verb, resource, owner, nonce) names no permission at all.
 import { type Hex, hashTypedData, recoverTypedDataAddress } from 'viem';
-import { PermissionToken } from './schemas.js';
+import { PermissionToken } from './objects.js';
 
 /** A token larger than this is refused before base64 decoding (a real one is well under 2 KB). */
 export const MAX_TOKEN_CHARS = 16_384;

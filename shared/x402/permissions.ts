@@ -12,7 +12,7 @@ import { walletKeyOf } from '../accounts/users.js';
 import { NETWORKS } from '../assets.js';
 import type { ServiceContext } from '../context.js';
 import type { ActingUser } from '../auth/caller.js';
-import { creditBalance } from '../credits/lots.js';
+import { creditBalance } from '../credits/store/lots.js';
 import { sha256Hex } from '../crypto/hashing.js';
 import { type PlanRow, planOr404, visibleAgentOr404 } from '../credits/lookup.js';
 import { AgentPlan, Delegation, type PermissionStatus, X402Permission } from '../db/entities/index.js';
@@ -31,8 +31,8 @@ import {
   permissionHashOf,
   typedData,
 } from './permission-token.js';
-import type { PermissionScheme, PermissionToken } from './schemas.js';
-import type { CreatePermissionBody, ListPermissionsQuery } from './wire.js';
+import type { PermissionScheme, PermissionToken } from './objects.js';
+import type { CreatePermissionBody, ListPermissionsQuery } from './requests.js';
 
 /** The caller of the permission endpoints: the subscriber, through one of its API keys or an account_access token. */
 /** Which delegation providers may back a permission of each scheme. */

@@ -22,7 +22,7 @@ import { randomUUID } from 'node:crypto';
 import { NETWORKS } from '../assets.js';
 import type { ServiceContext } from '../context.js';
 import type { ActingUser } from '../auth/caller.js';
-import { InsufficientCredits, burnLots, creditBalance } from '../credits/lots.js';
+import { InsufficientCredits, burnLots, creditBalance } from '../credits/store/lots.js';
 import type { PlanRow } from '../credits/lookup.js';
 import type { Em } from '../db/orm.js';
 import { emSql, isUniqueViolation } from '../db/sql.js';

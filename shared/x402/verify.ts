@@ -6,7 +6,7 @@
 // no `code` field (interface, listing-flag table and Errors rule 1).
 import type { ServiceContext } from '../context.js';
 import type { ActingUser } from '../auth/caller.js';
-import { creditBalance } from '../credits/lots.js';
+import { creditBalance } from '../credits/store/lots.js';
 import type { PlanRow } from '../credits/lookup.js';
 import { Delegation } from '../db/entities/index.js';
 import { emSql } from '../db/sql.js';

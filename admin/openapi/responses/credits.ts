@@ -1,6 +1,6 @@
 // What the credit and access endpoints answer (shared/credits: mint, burn, order, balance, access).
 import { z } from 'zod';
-import type { AccessTokenResult, InitializeResult } from '../../../shared/credits/access.js';
+import type { AccessTokenResult, InitializeResult } from '../../../shared/credits/access-tokens.js';
 import type { BalanceResult as BalanceResultType } from '../../../shared/credits/balance.js';
 import type { BurnResult as BurnResultType } from '../../../shared/credits/burn.js';
 import type { MintResult as MintResultType } from '../../../shared/credits/mint.js';

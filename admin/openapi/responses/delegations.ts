@@ -2,7 +2,11 @@
 import { z } from 'zod';
 import type { DelegationRecord as DelegationRecordType } from '../../../shared/delegations/responses.js';
 import { PROVIDERS } from '../../../shared/delegations/requests.js';
-import type { createDelegation, listDelegationTransactions, revokeDelegation } from '../../../shared/delegations/delegations.js';
+import type {
+  createDelegation,
+  listDelegationTransactions,
+  revokeDelegation,
+} from '../../../shared/delegations/delegations.js';
 import { CURRENCIES } from '../../../shared/spend/currency.js';
 import { Address, Decimal, type Fits, Id, Timestamp, named, pageOf } from './common.js';
 

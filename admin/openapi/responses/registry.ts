@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import type { AgentWithPlan } from '../../../shared/registry/agent-with-plan.js';
 import type { AgentRecord as AgentRecordType, PlanRecord as PlanRecordType } from '../../../shared/registry/records.js';
-import { HTTP_VERBS } from '../../../shared/registry/schemas.js';
+import { HTTP_VERBS } from '../../../shared/registry/requests.js';
 import { Address, Decimal, type Fits, Timestamp, named, pageOf } from './common.js';
 
 const AgentId = z.string().regex(/^did:payroute:(sandbox|live):[0-9a-f]{32}$/);

@@ -2,7 +2,7 @@
 // facilitator-style results).
 import { z } from 'zod';
 import type { PermissionRecord as PermissionRecordType, revokePermission } from '../../../shared/x402/permissions.js';
-import { PERMISSION_SCHEMES } from '../../../shared/x402/schemas.js';
+import { PERMISSION_SCHEMES } from '../../../shared/x402/objects.js';
 import type { SettleResponse } from '../../../shared/x402/settle.js';
 import type { VerifyResponse } from '../../../shared/x402/verify.js';
 import { Address, Decimal, type Fits, Network, Timestamp, named, pageOf } from './common.js';

@@ -20,7 +20,7 @@ export const CreditLot = defineEntity({
 });
 
 /**
- * Per (plan, holder): the sum of `remaining` over the pair's lots not yet reclaimed (shared/credits/lots.ts). The
+ * Per (plan, holder): the sum of `remaining` over the pair's lots not yet reclaimed (shared/credits/store/lots.ts). The
  * conditional UPDATE that adds to it is where a balance past 2^63 - 1 is refused; its row is the pair's lock.
  */
 export const CreditHolding = defineEntity({

@@ -1,11 +1,12 @@
 // The key of a custodial wallet payroute signs for, by its address: a user's own wallet or an organization wallet.
 import type { ServiceContext } from '../../context.js';
-import { OrgWallet, User } from '../../db/entities/index.js';
+import { userWalletKeyOf } from '../../accounts/store.js';
+import { OrgWallet } from '../../db/entities/index.js';
 import { InvariantError } from '../../errors/invariant.js';
 
 export async function custodialKeyOf(ctx: ServiceContext, address: string): Promise<`0x${string}`> {
   const em = ctx.db.em();
-  const user = await em.findOne(User, { walletAddress: address }, { fields: ['walletKeyEnc'] });
+  const user = await userWalletKeyOf(em, address);
   if (user !== null) return ctx.box.open(user.walletKeyEnc) as `0x${string}`;
   const org = await em.findOne(OrgWallet, { address }, { fields: ['walletKeyEnc'] });
   if (org !== null) return ctx.box.open(org.walletKeyEnc) as `0x${string}`;

@@ -5,7 +5,7 @@
 // leaves `reserved` exactly once: when a balance read at or after its block counts it (`reflected`), or when it can
 // no longer be used (`released`). Every change locks the chain_balance row first (a conditional UPDATE), so the
 // read of what a balance reflects and the change of `reserved` cannot interleave with another process's.
-import type { SqlTx, SqlValue } from '../../db/sql.js';
+import type { SqlRow, SqlTx, SqlValue } from '../../db/sql.js';
 import { int64 } from '../../db/sql.js';
 import { InsufficientFunds } from '../token-ledger.js';
 
@@ -158,4 +158,21 @@ async function leaveReservedIn(tx: SqlTx, r: ReservationRef): Promise<void> {
     r.address,
     r.asset,
   ]);
+}
+
+/** The legs reserved for one payment or order (`reference`, `kind`), in id order: what a reconciler decides from. */
+export async function legsOfIn(tx: SqlTx, reference: string, kind: NewReservation['kind']): Promise<SqlRow[]> {
+  return tx.all(
+    'select id, auth_nonce, valid_before, from_block from chain_reservation where reference = ? and kind = ? order by id',
+    [reference, kind],
+  );
+}
+
+/** What a wallet's reservations hold back of its last balance read (0 before its first read). */
+export async function reservedOfIn(tx: SqlTx, address: string, asset: string): Promise<bigint> {
+  const rows = await tx.all(
+    'select cast(reserved as text) as reserved from chain_balance where address = ? and asset = ?',
+    [address, asset],
+  );
+  return int64(rows[0]?.reserved ?? 0);
 }

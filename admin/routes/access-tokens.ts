@@ -1,8 +1,8 @@
 // Access endpoints: parse -> call shared/credits -> map.
 import type { ApiKeyCaller } from '../../shared/auth/caller.js';
-import { API_KEY } from '../../shared/auth/route-access.js';
-import { accessToken, initializeAgentRequest } from '../../shared/credits/access.js';
-import { AgentIdParam, InitializeBody } from '../../shared/credits/wire.js';
+import { API_KEY } from '../../shared/auth/route-callers.js';
+import { accessToken, initializeAgentRequest } from '../../shared/credits/access-tokens.js';
+import { AgentIdParam, InitializeBody } from '../../shared/credits/requests.js';
 import type { AdminDeps } from '../deps.js';
 import { type AdminRoute, type AdminRouterContext, get, post } from '../http/route.js';
 import { parse } from '../http/validate.js';

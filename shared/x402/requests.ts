@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { PositiveAmount } from '../money.js';
 import { line, text, wholeNumber } from '../text.js';
-import { Accepted, Extensions, PERMISSION_SCHEMES, Resource } from './schemas.js';
+import { Accepted, Extensions, PERMISSION_SCHEMES, Resource } from './objects.js';
 import { MAX_TOKEN_CHARS } from './permission-token.js';
 
 /** agentRequestId is part of a unique key (255-character column); 128 is plenty for a UUID or a ULID. */

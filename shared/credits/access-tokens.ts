@@ -7,16 +7,16 @@
 // follows checks again in its own transaction.
 import { randomUUID } from 'node:crypto';
 import type { ServiceContext } from '../context.js';
-import { AgentRequest } from '../db/entities/index.js';
 import { AppError } from '../errors/app-error.js';
 import type { TokenSigner } from '../keys/signing-keys.js';
 import { toWire } from '../money.js';
 import type { ActingUser } from '../auth/caller.js';
 import { endpointMatches } from './endpoint-match.js';
-import { creditBalance } from './lots.js';
+import { insertAgentRequest } from './store/agent-requests.js';
+import { creditBalance } from './store/lots.js';
 import { assertAttached, ownedAgentOr404, planOr404, visibleAgentOr404, visiblePlanOr404 } from './lookup.js';
 import { issueAccessToken, issueProof, verifyAccessToken } from './tokens.js';
-import type { InitializeBody } from './wire.js';
+import type { InitializeBody } from './requests.js';
 
 export interface AccessTokenResult {
   accessToken: string;
@@ -111,15 +111,11 @@ export async function initializeAgentRequest(
   const balance = await creditBalance(em, plan.id, holder, now);
   if (balance < maxCredits) throw insufficient(plan.id, holder, balance, maxCredits);
   const agentRequestId = randomUUID();
-  await em.insert(AgentRequest, {
-    id: agentRequestId,
-    planId: plan.id,
-    agentId: agent.id,
-    holderAddress: holder,
-    maxCredits,
-    burned: 0n,
-    createdAt: now,
-  });
+  await insertAgentRequest(
+    em,
+    { id: agentRequestId, planId: plan.id, agentId: agent.id, holderAddress: holder, maxCredits },
+    now,
+  );
   const proof = await issueProof(ctx, signer, {
     planId: plan.id,
     holder,

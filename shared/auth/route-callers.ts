@@ -6,7 +6,7 @@ import { type Caller, type CallerKind, type CallerOf, type CommerceCaller, isOAu
 import type { CredentialResolver } from './credential-resolver.js';
 
 /** A route's declaration; `C` is what its handler receives: the admitted caller, or nothing on a public route. */
-export interface RouteAccess<C> {
+export interface RouteCallers<C> {
   /** Anyone may call it; no credential is read. */
   readonly public: boolean;
   /** The caller kinds it admits (none for a public route). */
@@ -22,7 +22,7 @@ export interface RouteAccess<C> {
 }
 
 /** Discovery and health: no credential. */
-export const PUBLIC: RouteAccess<undefined> = {
+export const PUBLIC: RouteCallers<undefined> = {
   public: true,
   accepts: [],
   authorize: async () => undefined,
@@ -34,7 +34,7 @@ function isOneOf<K extends CallerKind>(caller: Caller, kinds: readonly K[]): cal
 }
 
 /** A route for callers of the given kinds; the handler's caller is typed to exactly those. */
-export function accepts<K extends CallerKind>(...kinds: [K, ...K[]]): RouteAccess<CallerOf<K>> {
+export function accepts<K extends CallerKind>(...kinds: [K, ...K[]]): RouteCallers<CallerOf<K>> {
   const list: readonly K[] = Object.freeze([...kinds]);
   return {
     public: false,
@@ -67,7 +67,7 @@ export function accepts<K extends CallerKind>(...kinds: [K, ...K[]]): RouteAcces
  * The commerce route: only an access token of a `commerce` grant. Every other credential, the user's own API key
  * included, is 403 BCK.OAUTH.0031, so a connector learns it needs the user's commerce consent, not another key.
  */
-export const COMMERCE_ONLY: RouteAccess<CommerceCaller> = {
+export const COMMERCE_ONLY: RouteCallers<CommerceCaller> = {
   public: false,
   accepts: Object.freeze(['commerce'] as const),
   refusal: 'BCK.OAUTH.0031',
@@ -96,7 +96,7 @@ export const API_KEY_OR_ACCOUNT_ACCESS = accepts('apiKey', 'account_access');
  * the OAuth endpoints that act for the signed-in human say BCK.OAUTH.0007, as connectors written for the hosted
  * service expect.
  */
-export function unauthenticatedAs<C>(access: RouteAccess<C>, code: 'BCK.OAUTH.0007'): RouteAccess<C> {
+export function unauthenticatedAs<C>(access: RouteCallers<C>, code: 'BCK.OAUTH.0007'): RouteCallers<C> {
   return {
     public: access.public,
     accepts: access.accepts,

@@ -1,4 +1,4 @@
-// Wire schemas of the credit and access endpoints: every body and path parameter is parsed here, once, before a
+// Request schemas of the credit and access-token endpoints: every body and path parameter is parsed here, once, before a
 // service sees it. Types are inferred from the schemas and share their names (x402 core's habit). Strings are
 // text.ts's: bounded, and a control character or an unpaired surrogate is a 400 naming the field.
 //

@@ -15,11 +15,11 @@
 // `cast(... as text)`: better-sqlite3 hands BIGINT columns back as JavaScript numbers, which silently lose
 // precision above 2^53.
 import { randomUUID } from 'node:crypto';
-import type { Dialect, Em } from '../db/orm.js';
-import { type SqlTx, emSql } from '../db/sql.js';
-import { AppError } from '../errors/app-error.js';
-import { MAX_INT64, fromColumn, sum, toWire } from '../money.js';
-import { InvariantError } from '../errors/invariant.js';
+import type { Dialect, Em } from '../../db/orm.js';
+import { type SqlTx, emSql } from '../../db/sql.js';
+import { AppError } from '../../errors/app-error.js';
+import { MAX_INT64, fromColumn, sum, toWire } from '../../money.js';
+import { InvariantError } from '../../errors/invariant.js';
 
 export type CreditKind = 'order' | 'mint' | 'mint_expirable' | 'redeem' | 'subtask' | 'expire';
 

@@ -1,4 +1,4 @@
-// Wire schemas of the agent and plan registry. Types are inferred from
+// Request schemas of the agent and plan registry. Types are inferred from
 // the schemas and share their names. Every string is bounded so a hostile body cannot bloat rows or responses, and
 // built on text.ts, so control characters and unpaired surrogates are a 400 naming the field. That matters beyond
 // tidiness: the registry writes through MikroORM's entity queries, which format values into the SQL text, and a NUL
