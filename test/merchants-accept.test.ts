@@ -8,14 +8,14 @@
 import test from 'ava';
 import { type Hex, getAddress } from 'viem';
 import { type TransferAuthorization, signAuthorization } from '../shared/protocols/eip3009.js';
-import * as Challenge from '../shared/protocols/mpp/Challenge.js';
+import * as Challenge from '../shared/protocols/mpp/challenge.js';
 import {
   type MppChoice,
   buildMppCredential,
   chooseMppChallenge,
   mppAuthorization,
-} from '../shared/protocols/mpp/EvmCharge.js';
-import * as Receipt from '../shared/protocols/mpp/Receipt.js';
+} from '../shared/protocols/mpp/evm-charge.js';
+import * as Receipt from '../shared/protocols/mpp/receipt.js';
 import { signPayment, choosePayment } from '../shared/protocols/payment.js';
 import {
   type X402Choice,

@@ -499,7 +499,7 @@ test('receipts: PAYMENT-RESPONSE (@x402/core) and X-PAYMENT-RESPONSE (x402@1) de
 
 test('mppx route binding: only the exact shape mppx advertises is bound; the nonce is sha256(accepted | resource | extensions)', async (t) => {
   const { mppxRouteBinding } = await import('../shared/protocols/x402.js');
-  const { serialize } = await import('../shared/protocols/mpp/PaymentRequest.js');
+  const { serialize } = await import('../shared/protocols/mpp/payment-request.js');
   const { createHash } = await import('node:crypto');
   const option = v2Option();
   const resource = { url: 'https://m.test/paid', description: 'x' };

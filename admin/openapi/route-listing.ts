@@ -7,7 +7,7 @@ import { buildRouterRoutes } from '../../proxy/routes/index.js';
 import type { ServiceContext } from '../../shared/context.js';
 import type { ListedRoute } from '../../shared/openapi/listed-route.js';
 import { createDigestSigner } from '../../shared/protocols/digest-signer.js';
-import { createClaimStore } from '../../shared/router/claims.js';
+import { createRequestClaimStore } from '../../shared/router/request-claim-store.js';
 import { createConcurrencyLimiter } from '../../shared/router/concurrency.js';
 import { createDelegationSnapshots } from '../../shared/router/delegation-snapshot.js';
 import { createWalletKeyCache } from '../../shared/router/wallet-keys.js';
@@ -37,7 +37,7 @@ export async function listProxyRoutes(ctx: ServiceContext): Promise<ListedRoute[
     const table = buildRouterRoutes(
       {
         ctx,
-        claims: createClaimStore(),
+        requestClaims: createRequestClaimStore(),
         limiter: createConcurrencyLimiter(1),
         waiting: createConcurrencyLimiter(1),
         upstream,

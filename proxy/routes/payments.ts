@@ -1,5 +1,5 @@
 // The router's JSON endpoints: mode A, mode B, the settled record, the ledger and its summary.
-import { mintCredential } from '../../shared/router/mint.js';
+import { issueCredential } from '../../shared/router/credentials.js';
 import {
   countPayments,
   listPayments,
@@ -11,12 +11,12 @@ import { routePaid, routerSlot } from '../../shared/router/route.js';
 import { type RouterPrincipal, paymentOwnerOf } from '../../shared/router/principal.js';
 import {
   CommerceRouteBody,
-  MintBody,
+  CredentialBody,
   PaymentsQuery,
   RouteBody,
   SettledBody,
   SummaryQuery,
-} from '../../shared/router/schemas.js';
+} from '../../shared/router/requests.js';
 import type { RouterServices } from '../../shared/router/services.js';
 import type { IncomingMessage } from 'node:http';
 import type { CommerceCaller } from '../../shared/auth/caller.js';
@@ -35,10 +35,10 @@ export function paymentRoutes(table: RouteTable, services: RouterServices): void
     timeoutMs: services.ctx.config.ROUTER_REQUEST_BODY_TIMEOUT_MS,
   };
   table.add('POST', '/api/v1/router/payments', API_KEY, async ({ req, res, caller, facts }) => {
-    const body = parseOr400(MintBody, await readJson(req, small), 'body');
-    const minted = await mintCredential(services, caller, body);
-    facts.paymentId = minted.paymentId;
-    sendJson(res, 200, minted);
+    const body = parseOr400(CredentialBody, await readJson(req, small), 'body');
+    const issued = await issueCredential(services, caller, body);
+    facts.paymentId = issued.paymentId;
+    sendJson(res, 200, issued);
   });
 
   /**

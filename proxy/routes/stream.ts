@@ -4,7 +4,7 @@
 import type { ApiKeyCaller } from '../../shared/auth/caller.js';
 import { API_KEY } from '../../shared/auth/route-access.js';
 import { routerSlot } from '../../shared/router/route.js';
-import { ProxyHeaders } from '../../shared/router/schemas.js';
+import { ProxyHeaders } from '../../shared/router/requests.js';
 import type { RouterServices } from '../../shared/router/services.js';
 import { proxyStream } from '../../shared/router/stream.js';
 import { NodeCallerChannel } from '../http/caller-channel.js';

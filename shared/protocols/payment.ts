@@ -9,8 +9,8 @@ import { type Hex, bytesToHex } from 'viem';
 import type { Asset } from '../assets.js';
 import { type TypedStruct, signTypedNow } from './digest-signer.js';
 import { type TransferAuthorization, authorizationTyped, keyBytes } from './eip3009.js';
-import * as Challenge from './mpp/Challenge.js';
-import { type MppChoice, buildMppCredential, chooseMppChallenge, mppAuthorization } from './mpp/EvmCharge.js';
+import * as Challenge from './mpp/challenge.js';
+import { type MppChoice, buildMppCredential, chooseMppChallenge, mppAuthorization } from './mpp/evm-charge.js';
 import { ChoiceReason, type NoChoice, type Rejection, noChoice } from './reasons.js';
 import {
   type X402ChooseOptions,

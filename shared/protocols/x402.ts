@@ -20,7 +20,7 @@ import { MAX_INT64 } from '../money.js';
 import { type TransferAuthorization, randomNonce } from './eip3009.js';
 import { type Decoded, decodeBase64, decoded, encodeBase64, invalid, isJsonObject, parseJson } from './encoding.js';
 import { MAX_JSON_DEPTH, exceedsJsonDepth } from './json-depth.js';
-import { serialize as serializeRequest } from './mpp/PaymentRequest.js';
+import { serialize as serializeRequest } from './mpp/payment-request.js';
 import { payeeRefusal } from './payee.js';
 import { ChoiceReason, type NoChoice, type Rejection, clip, noChoice } from './reasons.js';
 import {

@@ -1,5 +1,5 @@
 // Step 8: what the merchant's answer to the paid call says about the payment.
-import * as Receipt from '../protocols/mpp/Receipt.js';
+import * as Receipt from '../protocols/mpp/receipt.js';
 import { decodeX402Receipt } from '../protocols/x402.js';
 import type { OutgoingHeaders } from '../upstream/index.js';
 import type { PaidOutcome } from './pay.js';

@@ -1,4 +1,4 @@
-// One paid leg, shared by mode A (mint a credential), mode B (route) and the streaming proxy: durable claim, cap
+// One paid leg, shared by mode A (issue a credential), mode B (route) and the streaming proxy: durable claim, cap
 // reservation, ledger backing, signature; then, once the merchant answered, the outcome.
 import { uuidv7 } from '../ids.js';
 import { type RouterPrincipal, payerColumnsOf, requestScopeOf } from './principal.js';
@@ -17,7 +17,7 @@ import { chainUnavailableError } from '../settlement/chain/errors.js';
 import { InsufficientFunds } from '../settlement/token-ledger.js';
 import { SpendRefused, currencyPays, delegationAccount, reserveIn, spendRefusalError } from '../spend/index.js';
 import type { RouterServices } from './services.js';
-import type { ClaimHandle } from './idempotency.js';
+import type { ClaimHandle } from './request-claims.js';
 import type { Payer } from './payer.js';
 import { groupBudgetForSpendIn } from '../organizations/spending.js';
 import { countFeePaid, countPaid } from '../metrics/payments.js';

@@ -11,7 +11,7 @@ import { ChainUnavailable, type ChainClient } from '../settlement/chain/client.j
 import { chainUnavailableError } from '../settlement/chain/errors.js';
 import { feeReservationId, markSpentIn, releaseReservationIn } from '../settlement/chain/reservations.js';
 import { type Charge, delegationAccount, releaseIn } from '../spend/index.js';
-import { type PaymentRecord, paymentRecord } from './payment-record.js';
+import { type PaymentRecord, paymentRecord } from './responses.js';
 import type { PaymentOwner } from './principal.js';
 
 export type NewPayment = Omit<InferEntity<typeof RouterPayment>, 'createdAt' | 'updatedAt'>;
@@ -216,7 +216,7 @@ export function duplicateError(paymentId: string): AppError {
 }
 
 /**
- * POST /router/payments/{id}/settled: records the on-chain transaction of a minted payment. With the rpc backend
+ * POST /router/payments/{id}/settled: records the on-chain transaction of an issued payment credential. With the rpc backend
  * (`chain`) the transaction is checked first: it must be mined (409 BCK.ROUTER.0014), have succeeded (0015) and have
  * used this payment's authorization, i.e. emitted the payment token's AuthorizationUsed for its payer and nonce
  * (0016). With the ledger backend there is no chain to ask, and the caller's word is recorded.

@@ -1,8 +1,8 @@
-// What the payment router answers (the proxy process): the payment record of shared/router/payment-record.ts,
+// What the payment router answers (the proxy process): the payment record of shared/router/responses.ts,
 // mode A's credential, mode B's relayed answer, the ledger and its summary.
 import { z } from 'zod';
 import { PAYMENT_STATUSES } from '../../db/entities/index.js';
-import type { PaymentRecord as PaymentRecordType } from '../../router/payment-record.js';
+import type { PaymentRecord as PaymentRecordType } from '../../router/responses.js';
 import type { paymentsSummary } from '../../router/payments.js';
 import { Address, Decimal, type Fits, Id, Network, Timestamp, named, pageOf } from './common.js';
 

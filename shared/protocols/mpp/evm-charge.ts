@@ -18,8 +18,8 @@ import { payeeRefusal } from '../payee.js';
 import { ChoiceReason, type NoChoice, type Rejection, clip, noChoice } from '../reasons.js';
 import { recipientAllowed } from '../x402.js';
 import { HexAddress, UintString } from '../x402-schemas.js';
-import type { PaymentChallenge } from './Challenge.js';
-import { serialize as serializeCredential } from './Credential.js';
+import type { PaymentChallenge } from './challenge.js';
+import { serialize as serializeCredential } from './credential.js';
 
 type Environment = Config['ENVIRONMENT'];
 
