@@ -5,7 +5,7 @@
 import { targetOf } from '../proxy/http/request-target.js';
 import * as Challenge from '../shared/protocols/mpp/challenge.js';
 import { encodeBase64 } from '../shared/protocols/encoding.js';
-import { decodePaymentRequiredV1, decodePaymentRequiredV2 } from '../shared/protocols/x402.js';
+import { decodePaymentRequiredV1, decodePaymentRequiredV2 } from '../shared/protocols/x402-decode.js';
 import wwwAuthenticateVectors from '../test/vectors/mpp-www-authenticate.json' with { type: 'json' };
 
 const ROUNDS = Number(process.env.BENCH_PARSER_ROUNDS ?? 20);

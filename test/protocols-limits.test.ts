@@ -13,7 +13,7 @@ import {
   decodePaymentRequiredV1,
   decodePaymentRequiredV2,
   decodePaymentRequiredV2Value,
-} from '../shared/protocols/x402.js';
+} from '../shared/protocols/x402-decode.js';
 import { AppError } from '../shared/errors/app-error.js';
 import { chooseFromAnswer } from '../shared/router/choose.js';
 import type { RouterServices } from '../shared/router/services.js';

@@ -16,15 +16,15 @@ import * as Credential from '../shared/protocols/mpp/credential.js';
 import { chooseMppChallenge } from '../shared/protocols/mpp/evm-charge.js';
 import * as PaymentRequest from '../shared/protocols/mpp/payment-request.js';
 import * as Receipt from '../shared/protocols/mpp/receipt.js';
+import { buildX402Payment } from '../shared/protocols/x402-authorization.js';
+import { chooseX402Option } from '../shared/protocols/x402-offers.js';
 import {
-  buildX402Payment,
-  chooseX402Option,
   decodePaymentRequiredV1,
   decodePaymentRequiredV1Value,
   decodePaymentRequiredV2,
   decodePaymentRequiredV2Value,
   decodeX402Receipt,
-} from '../shared/protocols/x402.js';
+} from '../shared/protocols/x402-decode.js';
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 1000);
 const S_USDC = assetOf('sandbox', 'USDC');
