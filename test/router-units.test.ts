@@ -6,7 +6,8 @@ import type { RouterServices } from '../shared/router/services.js';
 import { withClaim } from '../shared/router/request-claims.js';
 import { createConcurrencyLimiter } from '../shared/router/concurrency.js';
 import { computeFees, feeRecord } from '../shared/router/fees.js';
-import { bucketStart, paymentsCsv } from '../shared/router/payments.js';
+import { bucketStart } from '../shared/router/payments-summary.js';
+import { paymentsCsv } from '../shared/router/payments-csv.js';
 
 test('fees follow the fee rule on several prices', (t) => {
   // 0.01 USDC at 500 bps: fee 500 atomic; cap charge ceil(10,500 / 10,000) = 2 cents.

@@ -7,7 +7,7 @@ import type { ServiceContext } from '../context.js';
 import { RouterPayment } from '../db/entities/index.js';
 import type { Logger } from '../log.js';
 import { type StopPeriodic, startPeriodic } from '../periodic.js';
-import { releaseFeeLegIn } from './payments.js';
+import { releaseFeeLegIn } from './cap-give-back.js';
 
 /** Releases up to `max` fee legs reserved before `olderThan`; resolves with how many it released. */
 export async function releaseStaleFeeLegs(ctx: ServiceContext, olderThan: Date, max = 100): Promise<number> {

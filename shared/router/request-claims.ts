@@ -2,7 +2,7 @@ import { type RouterPrincipal, requestScopeOf } from './principal.js';
 import { AppError } from '../errors/app-error.js';
 import type { RequestClaimStore } from './request-claim-store.js';
 import type { RouterServices } from './services.js';
-import { duplicateError } from './payments.js';
+import { duplicateError } from './payment-duplicates.js';
 
 /** Past the unpaid probe's own limits (connect + headers timeouts), beyond which no paymentId can still come. */
 const WAIT_MARGIN_MS = 5_000;

@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import { PAYMENT_STATUSES } from '../../db/entities/index.js';
 import type { PaymentRecord as PaymentRecordType } from '../../router/responses.js';
-import type { paymentsSummary } from '../../router/payments.js';
+import type { paymentsSummary } from '../../router/payments-summary.js';
 import { Address, Decimal, type Fits, Id, Network, Timestamp, named, pageOf } from './common.js';
 
 const Settlement = z.object({
