@@ -3,9 +3,9 @@
 // that backtracks or parses past its limits shows as a ratio far above the plain header's 1.
 //   npm run bench:parsers     (BENCH_PARSER_ROUNDS=N for more or fewer rounds; the figure is the fastest round)
 import { targetOf } from '../proxy/http/request-target.js';
-import * as Challenge from '../shared/protocols/mpp/Challenge.js';
+import * as Challenge from '../shared/protocols/mpp/challenge.js';
 import { encodeBase64 } from '../shared/protocols/encoding.js';
-import { decodePaymentRequiredV1, decodePaymentRequiredV2 } from '../shared/protocols/x402.js';
+import { decodePaymentRequiredV1, decodePaymentRequiredV2 } from '../shared/protocols/x402-decode.js';
 import wwwAuthenticateVectors from '../test/vectors/mpp-www-authenticate.json' with { type: 'json' };
 
 const ROUNDS = Number(process.env.BENCH_PARSER_ROUNDS ?? 20);

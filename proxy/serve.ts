@@ -5,7 +5,7 @@ import type { Config } from '../config/index.js';
 import { getAddress } from 'viem';
 import { createCredentialResolver } from '../shared/auth/credential-resolver.js';
 import { ensureOperatorWallet } from '../shared/accounts/service-wallets.js';
-import { createClaimStore } from '../shared/router/claims.js';
+import { createRequestClaimStore } from '../shared/router/request-claim-store.js';
 import { createConcurrencyLimiter } from '../shared/router/concurrency.js';
 import { createDelegationSnapshots } from '../shared/router/delegation-snapshot.js';
 import { createWalletKeyCache } from '../shared/router/wallet-keys.js';
@@ -56,7 +56,7 @@ export async function serveProxy(config: Config, log: Logger, announce: boolean)
   const routes = buildRouterRoutes(
     {
       ctx,
-      claims: createClaimStore(),
+      requestClaims: createRequestClaimStore(),
       limiter: createConcurrencyLimiter(config.ROUTER_MAX_CONCURRENT_PER_USER, {
         maxHoldMs: longestRouterCallMs(config),
         onReclaim: (userId) => log.error({ userId }, 'a router slot was held past the longest call: taken back'),

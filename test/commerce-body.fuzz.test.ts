@@ -1,8 +1,8 @@
-// The commerce route's body parser (shared/router/schemas.ts CommerceRouteBody), property-tested: it is
+// The commerce route's body parser (shared/router/requests.ts CommerceRouteBody), property-tested: it is
 // /router/route's body without `delegationId`, and a `delegationId` of any value is refused, never ignored.
 import test from 'ava';
 import fc from 'fast-check';
-import { CommerceRouteBody, RouteBody } from '../shared/router/schemas.js';
+import { CommerceRouteBody, RouteBody } from '../shared/router/requests.js';
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 1000);
 const DELEGATION = '0194f3f6-2a5e-7c4e-9b1a-6f1d2c3b4a59';

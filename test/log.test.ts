@@ -5,7 +5,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
-import { decodePaymentRequiredV2 } from '../shared/protocols/x402.js';
+import { decodePaymentRequiredV2 } from '../shared/protocols/x402-decode.js';
 import { runEntry } from './support/cli.js';
 import { forEachDb } from './support/matrix.js';
 import { type Merchants, PAID_ENV, createDelegation, fund, startMerchants } from './support/router-fixtures.js';

@@ -8,25 +8,23 @@
 import test from 'ava';
 import { type Hex, getAddress } from 'viem';
 import { type TransferAuthorization, signAuthorization } from '../shared/protocols/eip3009.js';
-import * as Challenge from '../shared/protocols/mpp/Challenge.js';
+import * as Challenge from '../shared/protocols/mpp/challenge.js';
 import {
   type MppChoice,
   buildMppCredential,
   chooseMppChallenge,
   mppAuthorization,
-} from '../shared/protocols/mpp/EvmCharge.js';
-import * as Receipt from '../shared/protocols/mpp/Receipt.js';
+} from '../shared/protocols/mpp/evm-charge.js';
+import * as Receipt from '../shared/protocols/mpp/receipt.js';
 import { signPayment, choosePayment } from '../shared/protocols/payment.js';
+import { type X402Choice, chooseX402Option } from '../shared/protocols/x402-offers.js';
 import {
-  type X402Choice,
   X402Headers,
-  buildX402Payment,
-  chooseX402Option,
   decodePaymentRequiredV1,
   decodePaymentRequiredV2,
   decodeX402Receipt,
-  x402Authorization,
-} from '../shared/protocols/x402.js';
+} from '../shared/protocols/x402-decode.js';
+import { buildX402Payment, x402Authorization } from '../shared/protocols/x402-authorization.js';
 import type { PaymentRequiredV2 } from '../shared/protocols/x402-schemas.js';
 import { StubChain } from './support/merchants/chain.js';
 import { BUYER, BUYER_KEY, MERCHANT_MPP, MERCHANT_V1, MERCHANT_V2, assetOf } from './support/merchants/fixtures.js';

@@ -3,7 +3,7 @@
 // outbound calls, database transactions, caches and HTTP requests; the OAuth token endpoint; and that no caller
 // can mint label values (ids and unknown paths fall into route templates or `unmatched`).
 import { randomBytes, randomUUID } from 'node:crypto';
-import { decodePaymentRequiredV2 } from '../shared/protocols/x402.js';
+import { decodePaymentRequiredV2 } from '../shared/protocols/x402-decode.js';
 import { declaredRoutes } from './support/declared-routes.js';
 import { forEachDb } from './support/matrix.js';
 import { codeForm, connector, pkce, approve, authorizeBody, postForm, refreshForm } from './support/oauth.js';

@@ -10,7 +10,7 @@
 // raised so the budget, not the per-user limit, decides the race.
 import test from 'ava';
 import { PlanOrder } from '../shared/db/entities/index.js';
-import { decodePaymentRequiredV2 } from '../shared/protocols/x402.js';
+import { decodePaymentRequiredV2 } from '../shared/protocols/x402-decode.js';
 import { type ApiClient, type ApiResponse, apiClient } from './support/http.js';
 import { forEachDb } from './support/matrix.js';
 import {

@@ -5,15 +5,15 @@
 import test from 'ava';
 import { encodeBase64, encodeBase64Url } from '../shared/protocols/encoding.js';
 import { MAX_JSON_DEPTH, exceedsJsonDepth } from '../shared/protocols/json-depth.js';
-import * as Challenge from '../shared/protocols/mpp/Challenge.js';
-import * as PaymentRequest from '../shared/protocols/mpp/PaymentRequest.js';
+import * as Challenge from '../shared/protocols/mpp/challenge.js';
+import * as PaymentRequest from '../shared/protocols/mpp/payment-request.js';
 import { signPayment, choosePayment } from '../shared/protocols/payment.js';
 import { ChoiceReason } from '../shared/protocols/reasons.js';
 import {
   decodePaymentRequiredV1,
   decodePaymentRequiredV2,
   decodePaymentRequiredV2Value,
-} from '../shared/protocols/x402.js';
+} from '../shared/protocols/x402-decode.js';
 import { AppError } from '../shared/errors/app-error.js';
 import { chooseFromAnswer } from '../shared/router/choose.js';
 import type { RouterServices } from '../shared/router/services.js';

@@ -12,16 +12,16 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { assetOf } from './support/merchants/fixtures.js';
 import { signAuthorization } from '../shared/protocols/eip3009.js';
 import { decodeBase64Url, encodeBase64Url } from '../shared/protocols/encoding.js';
-import * as Challenge from '../shared/protocols/mpp/Challenge.js';
-import * as Credential from '../shared/protocols/mpp/Credential.js';
+import * as Challenge from '../shared/protocols/mpp/challenge.js';
+import * as Credential from '../shared/protocols/mpp/credential.js';
 import {
   buildMppCredential,
   challengeNonce,
   chooseMppChallenge,
   mppAuthorization,
-} from '../shared/protocols/mpp/EvmCharge.js';
-import * as PaymentRequest from '../shared/protocols/mpp/PaymentRequest.js';
-import * as Receipt from '../shared/protocols/mpp/Receipt.js';
+} from '../shared/protocols/mpp/evm-charge.js';
+import * as PaymentRequest from '../shared/protocols/mpp/payment-request.js';
+import * as Receipt from '../shared/protocols/mpp/receipt.js';
 import { ChoiceReason } from '../shared/protocols/reasons.js';
 import authorizationVectors from './vectors/mpp-authorization.json' with { type: 'json' };
 import base64urlVectors from './vectors/mpp-base64url.json' with { type: 'json' };

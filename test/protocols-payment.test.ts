@@ -3,9 +3,9 @@
 import test from 'ava';
 import { privateKeyToAccount } from 'viem/accounts';
 import { encodeBase64 } from '../shared/protocols/encoding.js';
-import * as Challenge from '../shared/protocols/mpp/Challenge.js';
-import * as Credential from '../shared/protocols/mpp/Credential.js';
-import * as PaymentRequest from '../shared/protocols/mpp/PaymentRequest.js';
+import * as Challenge from '../shared/protocols/mpp/challenge.js';
+import * as Credential from '../shared/protocols/mpp/credential.js';
+import * as PaymentRequest from '../shared/protocols/mpp/payment-request.js';
 import { type UpstreamAnswer, signPayment, choosePayment } from '../shared/protocols/payment.js';
 import { ChoiceReason } from '../shared/protocols/reasons.js';
 import { BUYER, BUYER_KEY, assetOf } from './support/merchants/fixtures.js';

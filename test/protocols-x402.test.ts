@@ -23,16 +23,18 @@ import { ChoiceReason } from '../shared/protocols/reasons.js';
 import {
   MAX_VALIDITY_SECONDS,
   MIN_VALIDITY_SECONDS,
-  X402Headers,
   buildX402Payment,
-  chooseX402Option,
+  x402Authorization,
+} from '../shared/protocols/x402-authorization.js';
+import {
+  X402Headers,
   decodePaymentRequiredV1,
   decodePaymentRequiredV1Value,
   decodePaymentRequiredV2,
   decodePaymentRequiredV2Value,
   decodeX402Receipt,
-  x402Authorization,
-} from '../shared/protocols/x402.js';
+} from '../shared/protocols/x402-decode.js';
+import { chooseX402Option } from '../shared/protocols/x402-offers.js';
 import { MAX_ACCEPTS, MAX_BODY_CHARS, MAX_HEADER_CHARS } from '../shared/protocols/x402-schemas.js';
 import { PAY_TO, S_USDC, v2Option } from './support/offers.js';
 
@@ -498,8 +500,8 @@ test('receipts: PAYMENT-RESPONSE (@x402/core) and X-PAYMENT-RESPONSE (x402@1) de
 });
 
 test('mppx route binding: only the exact shape mppx advertises is bound; the nonce is sha256(accepted | resource | extensions)', async (t) => {
-  const { mppxRouteBinding } = await import('../shared/protocols/x402.js');
-  const { serialize } = await import('../shared/protocols/mpp/PaymentRequest.js');
+  const { mppxRouteBinding } = await import('../shared/protocols/x402-mppx-binding.js');
+  const { serialize } = await import('../shared/protocols/mpp/payment-request.js');
   const { createHash } = await import('node:crypto');
   const option = v2Option();
   const resource = { url: 'https://m.test/paid', description: 'x' };

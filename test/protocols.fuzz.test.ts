@@ -11,20 +11,20 @@ import { decodePayment as decodePaymentV1 } from 'x402/schemes';
 import { assetOf } from './support/merchants/fixtures.js';
 import { decodeBase64, decodeBase64Url, encodeBase64, encodeBase64Url } from '../shared/protocols/encoding.js';
 import { MAX_JSON_DEPTH, exceedsJsonDepth } from '../shared/protocols/json-depth.js';
-import * as Challenge from '../shared/protocols/mpp/Challenge.js';
-import * as Credential from '../shared/protocols/mpp/Credential.js';
-import { chooseMppChallenge } from '../shared/protocols/mpp/EvmCharge.js';
-import * as PaymentRequest from '../shared/protocols/mpp/PaymentRequest.js';
-import * as Receipt from '../shared/protocols/mpp/Receipt.js';
+import * as Challenge from '../shared/protocols/mpp/challenge.js';
+import * as Credential from '../shared/protocols/mpp/credential.js';
+import { chooseMppChallenge } from '../shared/protocols/mpp/evm-charge.js';
+import * as PaymentRequest from '../shared/protocols/mpp/payment-request.js';
+import * as Receipt from '../shared/protocols/mpp/receipt.js';
+import { buildX402Payment } from '../shared/protocols/x402-authorization.js';
+import { chooseX402Option } from '../shared/protocols/x402-offers.js';
 import {
-  buildX402Payment,
-  chooseX402Option,
   decodePaymentRequiredV1,
   decodePaymentRequiredV1Value,
   decodePaymentRequiredV2,
   decodePaymentRequiredV2Value,
   decodeX402Receipt,
-} from '../shared/protocols/x402.js';
+} from '../shared/protocols/x402-decode.js';
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 1000);
 const S_USDC = assetOf('sandbox', 'USDC');

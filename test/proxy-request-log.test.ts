@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
-import { decodePaymentRequiredV2 } from '../shared/protocols/x402.js';
+import { decodePaymentRequiredV2 } from '../shared/protocols/x402-decode.js';
 import { forEachDb } from './support/matrix.js';
 import { type Merchants, PAID_ENV, createDelegation, fund, startMerchants } from './support/router-fixtures.js';
 

@@ -16,7 +16,7 @@ import { InvariantError } from '../shared/errors/invariant.js';
 import { createLifecycle } from '../shared/lifecycle.js';
 import { createLogger } from '../shared/log.js';
 import { createDigestSigner } from '../shared/protocols/digest-signer.js';
-import { createClaimStore } from '../shared/router/claims.js';
+import { createRequestClaimStore } from '../shared/router/request-claim-store.js';
 import { createConcurrencyLimiter } from '../shared/router/concurrency.js';
 import { createDelegationSnapshots } from '../shared/router/delegation-snapshot.js';
 import { PROXY_ROUTES, PROXY_ROUTE_LIST } from '../shared/router/routes.js';
@@ -45,7 +45,7 @@ test('the table the proxy builds serves the declared routes, in order, with thei
     const table = buildRouterRoutes(
       {
         ctx,
-        claims: createClaimStore(),
+        requestClaims: createRequestClaimStore(),
         limiter: createConcurrencyLimiter(1),
         waiting: createConcurrencyLimiter(1),
         upstream,

@@ -2,8 +2,8 @@
 // MPP), and the signed window of an x402 authorization under ROUTER_MAX_AUTH_TTL_SECS.
 import test from 'ava';
 import { encodeBase64 } from '../shared/protocols/encoding.js';
-import * as Challenge from '../shared/protocols/mpp/Challenge.js';
-import * as PaymentRequest from '../shared/protocols/mpp/PaymentRequest.js';
+import * as Challenge from '../shared/protocols/mpp/challenge.js';
+import * as PaymentRequest from '../shared/protocols/mpp/payment-request.js';
 import { preparePayment } from '../shared/protocols/payment.js';
 import { chooseFromAnswer } from '../shared/router/choose.js';
 import type { RouterServices } from '../shared/router/services.js';

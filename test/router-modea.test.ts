@@ -4,7 +4,7 @@
 import test from 'ava';
 import { getAddress } from 'viem';
 import { RouterPayment, TokenLedger } from '../shared/db/entities/index.js';
-import { decodePaymentRequiredV2 } from '../shared/protocols/x402.js';
+import { decodePaymentRequiredV2 } from '../shared/protocols/x402-decode.js';
 import { createWalletKeyCache } from '../shared/router/wallet-keys.js';
 import { MERCHANT_MPP, MERCHANT_V2 } from './support/merchants/fixtures.js';
 import { forEachDb } from './support/matrix.js';

@@ -7,7 +7,7 @@ import { MERCHANT_MPP, MERCHANT_V1, MERCHANT_V2 } from './support/merchants/fixt
 import { type X402V2Merchant, startX402V2Merchant } from './support/merchants/x402-v2.js';
 import { startMppxHeaderMerchant } from './support/merchants/mppx-header.js';
 import { startMppxMerchant } from './support/merchants/mppx.js';
-import * as MppCredential from '../shared/protocols/mpp/Credential.js';
+import * as MppCredential from '../shared/protocols/mpp/credential.js';
 import { forEachDb } from './support/matrix.js';
 import {
   EURC,

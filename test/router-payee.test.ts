@@ -4,7 +4,7 @@
 // the official x402 v2, x402 v1 and mppx (MPP) merchants. When the offer lists another option, that one is paid.
 import test, { type ExecutionContext } from 'ava';
 import { TokenLedger } from '../shared/db/entities/index.js';
-import { decodePaymentRequiredV2 } from '../shared/protocols/x402.js';
+import { decodePaymentRequiredV2 } from '../shared/protocols/x402-decode.js';
 import type { ApiResponse } from './support/http.js';
 import { StubChain } from './support/merchants/chain.js';
 import { MERCHANT_MPP, MERCHANT_V2 } from './support/merchants/fixtures.js';

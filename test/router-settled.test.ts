@@ -3,7 +3,7 @@
 // payment its caller records /settled while the paid hop is still running keeps that status, and its fee leg is
 // still resolved exactly once; a payment to one's own wallet is refused unpaid, whatever the balance.
 import test from 'ava';
-import { decodePaymentRequiredV2 } from '../shared/protocols/x402.js';
+import { decodePaymentRequiredV2 } from '../shared/protocols/x402-decode.js';
 import { forEachDb } from './support/matrix.js';
 import {
   type Merchants,

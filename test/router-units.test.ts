@@ -1,12 +1,13 @@
 import test from 'ava';
 import { safePathSegments } from '../shared/router/catalog.js';
 import type { ApiKeyCaller } from '../shared/auth/caller.js';
-import { createClaimStore } from '../shared/router/claims.js';
+import { createRequestClaimStore } from '../shared/router/request-claim-store.js';
 import type { RouterServices } from '../shared/router/services.js';
-import { withClaim } from '../shared/router/idempotency.js';
+import { withClaim } from '../shared/router/request-claims.js';
 import { createConcurrencyLimiter } from '../shared/router/concurrency.js';
 import { computeFees, feeRecord } from '../shared/router/fees.js';
-import { bucketStart, paymentsCsv } from '../shared/router/payments.js';
+import { bucketStart } from '../shared/router/payments-summary.js';
+import { paymentsCsv } from '../shared/router/payments-csv.js';
 
 test('fees follow the fee rule on several prices', (t) => {
   // 0.01 USDC at 500 bps: fee 500 atomic; cap charge ceil(10,500 / 10,000) = 2 cents.
@@ -129,7 +130,7 @@ test('CSV escapes quotes, commas and formula cells', (t) => {
 });
 
 test('in-process claims and the per-user limiter', async (t) => {
-  const claims = createClaimStore();
+  const claims = createRequestClaimStore();
   t.is(claims.tryClaim('u', 'r1').type, 'claimed');
   const dup = claims.tryClaim('u', 'r1');
   t.is(dup.type, 'held');
@@ -172,9 +173,9 @@ test('in-process claims and the per-user limiter', async (t) => {
 test('withClaim: a claim given back early (a free stream) is not released again when its request ends', async (t) => {
   // The streaming proxy gives a free call's requestId back before the answer has streamed. A new request may take
   // the requestId meanwhile; the first request's end must not release that new claim.
-  const claims = createClaimStore();
+  const claims = createRequestClaimStore();
   const services = {
-    claims,
+    requestClaims: claims,
     ctx: { config: { ROUTER_CONNECT_TIMEOUT_MS: 100, ROUTER_HEADERS_TIMEOUT_MS: 100 } },
   } as unknown as RouterServices;
   const principal = { userId: 'u1' } as ApiKeyCaller;

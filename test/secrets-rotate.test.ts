@@ -14,7 +14,7 @@ import test, { type ExecutionContext } from 'ava';
 import { privateKeyToAccount } from 'viem/accounts';
 import { secretBox } from '../shared/crypto/secrets.js';
 import { emSql } from '../shared/db/sql.js';
-import { decodePaymentRequiredV2 } from '../shared/protocols/x402.js';
+import { decodePaymentRequiredV2 } from '../shared/protocols/x402-decode.js';
 import { SEALED_COLUMNS } from '../shared/secrets/sealed-columns.js';
 import { runCli } from './support/cli.js';
 import { apiClient } from './support/http.js';

@@ -3,13 +3,13 @@ import { type Operations, json } from './operation.js';
 import { MintedCredential, PaymentPage, PaymentRecord, PaymentSummary, RouteResult } from './responses/router.js';
 import {
   CommerceRouteBody,
-  MintBody,
+  CredentialBody,
   PaymentsQuery,
   ProxyHeaders,
   RouteBody,
   SettledBody,
   SummaryQuery,
-} from '../../shared/router/schemas.js';
+} from '../../shared/router/requests.js';
 import { UuidPath } from './params.js';
 
 const DELEGATION = '0194f3f6-2a5e-4c4e-9b1a-6f1d2c3b4a59';
@@ -54,7 +54,7 @@ export const ROUTER_OPERATIONS: Operations = {
       "The caller fetched the merchant's 402 itself; the router pays one option of it from the delegation and answers the credential to attach to the re-sent request. An MPP challenge is paid once (409 BCK.ROUTER.0013 after).",
     tags: ['Router'],
     request: {
-      body: MintBody,
+      body: CredentialBody,
       example: {
         delegationId: DELEGATION,
         protocol: 'x402',

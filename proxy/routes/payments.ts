@@ -1,22 +1,19 @@
 // The router's JSON endpoints: mode A, mode B, the settled record, the ledger and its summary.
-import { mintCredential } from '../../shared/router/mint.js';
-import {
-  countPayments,
-  listPayments,
-  paymentsCsv,
-  paymentsSummary,
-  recordSettled,
-} from '../../shared/router/payments.js';
+import { issueCredential } from '../../shared/router/credentials.js';
+import { countPayments, listPayments } from '../../shared/router/payment-listing.js';
+import { paymentsCsv } from '../../shared/router/payments-csv.js';
+import { paymentsSummary } from '../../shared/router/payments-summary.js';
+import { recordSettled } from '../../shared/router/payment-settled.js';
 import { routePaid, routerSlot } from '../../shared/router/route.js';
 import { type RouterPrincipal, paymentOwnerOf } from '../../shared/router/principal.js';
 import {
   CommerceRouteBody,
-  MintBody,
+  CredentialBody,
   PaymentsQuery,
   RouteBody,
   SettledBody,
   SummaryQuery,
-} from '../../shared/router/schemas.js';
+} from '../../shared/router/requests.js';
 import { PROXY_ROUTES } from '../../shared/router/routes.js';
 import type { RouterServices } from '../../shared/router/services.js';
 import type { IncomingMessage } from 'node:http';
@@ -34,11 +31,11 @@ export function paymentRoutes(table: RouteTable, services: RouterServices): void
     maxBytes: services.ctx.config.BODY_LIMIT_BYTES,
     timeoutMs: services.ctx.config.ROUTER_REQUEST_BODY_TIMEOUT_MS,
   };
-  table.add(PROXY_ROUTES.mint, async ({ req, res, caller, facts }) => {
-    const body = parseOr400(MintBody, await readJson(req, small), 'body');
-    const minted = await mintCredential(services, caller, body);
-    facts.paymentId = minted.paymentId;
-    sendJson(res, 200, minted);
+  table.add(PROXY_ROUTES.issueCredential, async ({ req, res, caller, facts }) => {
+    const body = parseOr400(CredentialBody, await readJson(req, small), 'body');
+    const issued = await issueCredential(services, caller, body);
+    facts.paymentId = issued.paymentId;
+    sendJson(res, 200, issued);
   });
 
   /**

@@ -3,7 +3,7 @@
 // the connection as its CallerChannel.
 import type { ApiKeyCaller } from '../../shared/auth/caller.js';
 import { routerSlot } from '../../shared/router/route.js';
-import { ProxyHeaders } from '../../shared/router/schemas.js';
+import { ProxyHeaders } from '../../shared/router/requests.js';
 import { PROXY_ROUTES } from '../../shared/router/routes.js';
 import type { RouterServices } from '../../shared/router/services.js';
 import { proxyStream } from '../../shared/router/stream.js';

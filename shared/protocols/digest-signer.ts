@@ -1,6 +1,6 @@
 // Where EIP-712 signatures are made. Hashing and signing are the CPU-heavy steps of a payment (measured here: the
 // two keccak256 of an EIP-3009 digest ~95 µs in JS, the libsecp256k1 signature ~85 µs; together a quarter of a
-// mode A mint's CPU) and they are pure: a domain separator, an encoded struct and a key in, 65 bytes out. So they
+// mode A issuance CPU) and they are pure: a domain separator, an encoded struct and a key in, 65 bytes out. So they
 // can run off the event loop: `threads > 0` starts that many worker threads, each hashing with the same
 // @noble/hashes keccak and signing with the same native addon, while the event loop goes on parsing, choosing and
 // writing. `threads = 0` does it inline. Either way the bytes are those of `signAuthorization` (EIP-712 digest,

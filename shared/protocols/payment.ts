@@ -9,21 +9,18 @@ import { type Hex, bytesToHex } from 'viem';
 import type { Asset } from '../assets.js';
 import { type TypedStruct, signTypedNow } from './digest-signer.js';
 import { type TransferAuthorization, authorizationTyped, keyBytes } from './eip3009.js';
-import * as Challenge from './mpp/Challenge.js';
-import { type MppChoice, buildMppCredential, chooseMppChallenge, mppAuthorization } from './mpp/EvmCharge.js';
+import * as Challenge from './mpp/challenge.js';
+import { type MppChoice, buildMppCredential, chooseMppChallenge, mppAuthorization } from './mpp/evm-charge.js';
 import { ChoiceReason, type NoChoice, type Rejection, noChoice } from './reasons.js';
+import { type X402ChooseOptions, type X402Choice, chooseX402Option } from './x402-offers.js';
 import {
-  type X402ChooseOptions,
-  type X402Choice,
   X402Headers,
-  buildX402Payment,
-  chooseX402Option,
   decodePaymentRequiredV1,
   decodePaymentRequiredV2,
   decodePaymentRequiredV2Value,
-  mppxRouteBinding,
-  x402Authorization,
-} from './x402.js';
+} from './x402-decode.js';
+import { buildX402Payment, x402Authorization } from './x402-authorization.js';
+import { mppxRouteBinding } from './x402-mppx-binding.js';
 import type { Extensions, ResourceInfo } from './x402-schemas.js';
 
 export interface UpstreamAnswer {
@@ -178,7 +175,7 @@ export function preparePayment(
   if (payment.type === 'x402') {
     const { choice, version } = payment;
     const cap = opts.maxAuthTtlSeconds === undefined ? {} : { maxValiditySeconds: opts.maxAuthTtlSeconds };
-    // An mppx merchant's v2 offer is bound to its route (x402.ts mppxRouteBinding): its nonce, resource, extensions.
+    // An mppx merchant's v2 offer is bound to its route (x402-mppx-binding.ts): its nonce, resource, extensions.
     const binding = version === 2 ? mppxRouteBinding(choice.option, payment.resource, payment.extensions) : undefined;
     const authorization = x402Authorization({
       version,

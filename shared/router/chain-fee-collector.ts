@@ -18,7 +18,7 @@ import type { ChainClient } from '../settlement/chain/client.js';
 import { TransferRefused } from '../settlement/chain/client.js';
 import { custodialKeyOf } from '../settlement/chain/custodial-key.js';
 import { markSpentIn, releaseReservationIn } from '../settlement/chain/reservations.js';
-import { giveBackCapIn } from './payments.js';
+import { giveBackCapIn } from './cap-give-back.js';
 
 /** How long a fee transfer's authorization is valid: the operator sends it at once, this only bounds a stuck one. */
 const FEE_AUTH_TTL_SECS = 600n;

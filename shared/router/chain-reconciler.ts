@@ -12,7 +12,7 @@ import type { SqlTx } from '../db/sql.js';
 import { int64 } from '../db/sql.js';
 import type { ChainClient } from '../settlement/chain/client.js';
 import { feeReservationId, markSpentIn, releaseReservationIn } from '../settlement/chain/reservations.js';
-import { giveBackCapIn } from './payments.js';
+import { giveBackCapIn } from './cap-give-back.js';
 
 interface OpenLeg {
   id: string;

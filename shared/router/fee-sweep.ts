@@ -5,7 +5,7 @@
 // (ROUTER_FEE_SWEEP_AFTER_SECS): the fee is not collected, the buyer's cap gets it back. The merchant leg stands.
 import type { ServiceContext } from '../context.js';
 import { RouterPayment } from '../db/entities/index.js';
-import { releaseFeeLegIn } from './payments.js';
+import { releaseFeeLegIn } from './cap-give-back.js';
 
 /** Releases up to `max` fee legs reserved before `olderThan`; resolves with how many it released. */
 export async function releaseStaleFeeLegs(ctx: ServiceContext, olderThan: Date, max = 100): Promise<number> {

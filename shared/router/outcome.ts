@@ -1,6 +1,6 @@
 // Step 8: what the merchant's answer to the paid call says about the payment.
-import * as Receipt from '../protocols/mpp/Receipt.js';
-import { decodeX402Receipt } from '../protocols/x402.js';
+import * as Receipt from '../protocols/mpp/receipt.js';
+import { decodeX402Receipt } from '../protocols/x402-decode.js';
 import type { OutgoingHeaders } from '../upstream/index.js';
 import type { PaidOutcome } from './pay.js';
 

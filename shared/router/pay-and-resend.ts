@@ -13,7 +13,7 @@ import {
 } from '../upstream/index.js';
 import { chooseFromAnswer } from './choose.js';
 import type { RouterServices } from './services.js';
-import type { ClaimHandle } from './idempotency.js';
+import type { ClaimHandle } from './request-claims.js';
 import { spendableDelegation } from './spendable-delegation.js';
 import { payerOf } from './payer.js';
 import { outcomeOf } from './outcome.js';

@@ -1,10 +1,10 @@
-// One paid leg, shared by mode A (mint a credential), mode B (route) and the streaming proxy: durable claim, cap
+// One paid leg, shared by mode A (issue a credential), mode B (route) and the streaming proxy: durable claim, cap
 // reservation, ledger backing, signature; then, once the merchant answered, the outcome.
 import { uuidv7 } from '../ids.js';
 import { type RouterPrincipal, payerColumnsOf, requestScopeOf } from './principal.js';
 import type { InferEntity } from '@mikro-orm/core';
 import { bytesToHex } from 'viem';
-import { type FeeStatus, RouterPayment } from '../db/entities/index.js';
+import type { FeeStatus, RouterPayment } from '../db/entities/index.js';
 import type { DelegationRow } from './delegation-snapshot.js';
 import { type SqlTx, isUniqueViolation } from '../db/sql.js';
 import { AppError } from '../errors/app-error.js';
@@ -17,12 +17,14 @@ import { chainUnavailableError } from '../settlement/chain/errors.js';
 import { InsufficientFunds } from '../settlement/token-ledger.js';
 import { SpendRefused, currencyPays, delegationAccount, reserveIn, spendRefusalError } from '../spend/index.js';
 import type { RouterServices } from './services.js';
-import type { ClaimHandle } from './idempotency.js';
+import type { ClaimHandle } from './request-claims.js';
 import type { Payer } from './payer.js';
 import { groupBudgetForSpendIn } from '../organizations/spending.js';
 import { countFeePaid, countPaid } from '../metrics/payments.js';
 import { type Fees, computeFees } from './fees.js';
-import { duplicateOf, insertPaymentIn, releaseFeeLegIn, resolveFeeIn, updatePaymentIn } from './payments.js';
+import { duplicateOf } from './payment-duplicates.js';
+import { insertPaymentIn, paymentStatusOf, resolveFeeIn, updatePaymentIn } from './payment-store.js';
+import { releaseFeeLegIn } from './cap-give-back.js';
 
 export interface PayRequest {
   readonly principal: RouterPrincipal;
@@ -306,7 +308,7 @@ export async function finishPayment(
   const moved = await feeOrRelease(ok, settle);
   if (feePaid) countFeePaid(row.asset, issued.fees.feeAmount);
   if (!moved) {
-    const current = await ctx.db.em().findOne(RouterPayment, { id: row.id }, { fields: ['status', 'txHash'] });
+    const current = await paymentStatusOf(ctx, row.id);
     return { status: current?.status ?? status, txHash: current?.txHash ?? null, feeDeferred };
   }
   return { status, txHash, feeDeferred };

@@ -5,7 +5,7 @@ import type { ApiKeyCaller, CommerceCaller } from '../auth/caller.js';
 export type RouterPrincipal = ApiKeyCaller | CommerceCaller;
 
 /**
- * The idempotency scope of a requestId: the user's API-key calls share one ('') and each grant has its own (its
+ * The claim scope of a requestId: the user's API-key calls share one ('') and each grant has its own (its
  * id), so at most one payment exists per (user, requestId) for keys and per (grant, requestId) for a connector.
  * Stored as router_payment.request_scope, whose unique key with user and requestId is the durable claim.
  */

@@ -8,10 +8,10 @@ import { resolveSlug, slugUpstreamError } from './catalog.js';
 import { payAndResend } from './pay-and-resend.js';
 import type { RouterServices } from './services.js';
 import { feeRecord } from './fees.js';
-import { withClaim } from './idempotency.js';
+import { withClaim } from './request-claims.js';
 import { headerOf } from './outcome.js';
-import { settlementRecord } from './payment-record.js';
-import type { RouteBody } from './schemas.js';
+import { settlementRecord } from './responses.js';
+import type { RouteBody } from './requests.js';
 
 /** The body a 402 must fit in to be read for its requirements (x402 v1 puts them in the JSON body). */
 const MAX_402_BODY_BYTES = 256 * 1024;
@@ -95,7 +95,7 @@ function upstreamPayload(value: unknown, headers: Record<string, string>): strin
   return JSON.stringify(value);
 }
 
-/** Mode B. `slot` is the caller's routerSlot: a duplicate requestId gives it back while it waits (idempotency.ts). */
+/** Mode B. `slot` is the caller's routerSlot: a duplicate requestId gives it back while it waits (request-claims.ts). */
 export async function routePaid(
   services: RouterServices,
   principal: RouterPrincipal,

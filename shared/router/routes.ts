@@ -21,7 +21,7 @@ const route = <C>(method: RouteMethod, path: string, access: RouteCallers<C>): R
 export const PROXY_ROUTES = Object.freeze({
   health: route('GET', '/healthz', PUBLIC),
   ready: route('GET', '/readyz', PUBLIC),
-  mint: route('POST', '/api/v1/router/payments', API_KEY),
+  issueCredential: route('POST', '/api/v1/router/payments', API_KEY),
   route: route('POST', '/api/v1/router/route', API_KEY),
   commerceRoute: route('POST', '/api/v1/router/commerce/route', COMMERCE_ONLY),
   settled: route('POST', '/api/v1/router/payments/:id/settled', API_KEY),

@@ -3,17 +3,17 @@ import type { ServiceContext } from '../context.js';
 import type { DigestSigner } from '../protocols/digest-signer.js';
 import type { Settlement } from '../settlement/backend.js';
 import type { Upstream } from '../upstream/index.js';
-import type { ClaimStore } from './claims.js';
+import type { RequestClaimStore } from './request-claim-store.js';
 import type { ConcurrencyLimiter } from './concurrency.js';
 import type { DelegationSnapshots } from './delegation-snapshot.js';
 import type { WalletKeyCache } from './wallet-keys.js';
 
 export interface RouterServices {
   readonly ctx: ServiceContext;
-  readonly claims: ClaimStore;
+  readonly requestClaims: RequestClaimStore;
   readonly limiter: ConcurrencyLimiter;
   /**
-   * Duplicates of a requestId waiting for the first call's paymentId without holding a slot (idempotency.ts), per
+   * Duplicates of a requestId waiting for the first call's paymentId without holding a slot (request-claims.ts), per
    * user, at most ROUTER_MAX_CONCURRENT_PER_USER: past it a duplicate waits holding its slot, so waiters (and the
    * bodies they keep) stay bounded.
    */

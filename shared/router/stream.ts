@@ -6,17 +6,17 @@ import type { ApiKeyCaller } from '../auth/caller.js';
 import { AppError } from '../errors/app-error.js';
 import { type IncomingHeaders, UpstreamStreamError, upstreamAppError } from '../upstream/index.js';
 import type { CallerChannel } from './caller-channel.js';
-import { withClaim } from './idempotency.js';
+import { withClaim } from './request-claims.js';
 import { headerOf } from './outcome.js';
 import { feeAfterRelay, payAndResend } from './pay-and-resend.js';
-import type { ProxyHeaders } from './schemas.js';
+import type { ProxyHeaders } from './requests.js';
 import type { RouterServices } from './services.js';
 
 /** The body a 402 must fit in to be read for its requirements (x402 v1 puts them in the JSON body). */
 const MAX_402_BODY_BYTES = 256 * 1024;
 
 export interface StreamRequest {
-  /** The X-Router-* control headers, parsed (schemas.ts ProxyHeaders). */
+  /** The X-Router-* control headers, parsed (requests.ts ProxyHeaders). */
   readonly control: ProxyHeaders;
   readonly method: string;
   /** Every header as received: the outbound module's scrubber drops X-Router-* (ours) with the rest it drops. */
@@ -41,7 +41,7 @@ async function readAll(body: Readable, limit: number): Promise<string | undefine
 
 /**
  * The streaming mode B call. `slot` is the caller's routerSlot, taken before the body is read: a duplicate
- * requestId gives it back while it waits (idempotency.ts).
+ * requestId gives it back while it waits (request-claims.ts).
  */
 export async function proxyStream(
   services: RouterServices,

@@ -1,9 +1,9 @@
-// What the payment router answers (the proxy process): the payment record of shared/router/payment-record.ts,
+// What the payment router answers (the proxy process): the payment record of shared/router/responses.ts,
 // mode A's credential, mode B's relayed answer, the ledger and its summary.
 import { z } from 'zod';
 import { PAYMENT_STATUSES } from '../../../shared/db/entities/index.js';
-import type { PaymentRecord as PaymentRecordType } from '../../../shared/router/payment-record.js';
-import type { paymentsSummary } from '../../../shared/router/payments.js';
+import type { PaymentRecord as PaymentRecordType } from '../../../shared/router/responses.js';
+import type { paymentsSummary } from '../../../shared/router/payments-summary.js';
 import { Address, Decimal, type Fits, Id, Network, Timestamp, named, pageOf } from './common.js';
 
 const Settlement = z.object({

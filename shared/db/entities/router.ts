@@ -6,7 +6,7 @@ import { Int64Type } from '../int64-type.js';
  * Failed (the merchant refused the paid call). With the rpc settlement backend the chain decides in the end: an
  * authorization used on chain is Settled, one still unused when its validBefore passed is Expired (its cap charge
  * given back). `Pending` is never written now: an earlier version wrote a claim
- * row first, and one left behind by a crash is read only to be skipped (payments.ts whereOf, fee-sweep.ts).
+ * row first, and one left behind by a crash is read only to be skipped (payment-store.ts whereOf, fee-sweep.ts).
  */
 export const PAYMENT_STATUSES = ['Issued', 'Settled', 'Failed', 'Pending', 'Expired'] as const;
 export type PaymentStatus = (typeof PAYMENT_STATUSES)[number];

@@ -16,10 +16,10 @@ import { MAX_INT64 } from '../../money.js';
 import type { TransferAuthorization } from '../eip3009.js';
 import { payeeRefusal } from '../payee.js';
 import { ChoiceReason, type NoChoice, type Rejection, clip, noChoice } from '../reasons.js';
-import { recipientAllowed } from '../x402.js';
+import { recipientAllowed } from '../x402-offers.js';
 import { HexAddress, UintString } from '../x402-schemas.js';
-import type { PaymentChallenge } from './Challenge.js';
-import { serialize as serializeCredential } from './Credential.js';
+import type { PaymentChallenge } from './challenge.js';
+import { serialize as serializeCredential } from './credential.js';
 
 type Environment = Config['ENVIRONMENT'];
 

@@ -26,7 +26,7 @@
 // literal backslash, so `\u` followed by four hex digits never comes from anything else).
 import { z } from 'zod';
 import { type Decoded, decoded, invalid } from '../encoding.js';
-import { MAX_REQUEST_CHARS, deserialize as deserializeRequest } from './PaymentRequest.js';
+import { MAX_REQUEST_CHARS, deserialize as deserializeRequest } from './payment-request.js';
 
 /** Largest header value parsed (characters). */
 export const MAX_HEADER_CHARS = 16 * 1024;

@@ -25,7 +25,7 @@ export const ProxyHeaders = z.object({
 });
 export type ProxyHeaders = z.output<typeof ProxyHeaders>;
 
-export const MintBody = z.object({
+export const CredentialBody = z.object({
   delegationId: z.uuid(),
   protocol: z.enum(['x402', 'mpp']),
   target: z.union([
@@ -40,7 +40,7 @@ export const MintBody = z.object({
   resourceUrl: AbsoluteHttpUrl.optional(),
   requestId: RequestId.optional(),
 });
-export type MintBody = z.output<typeof MintBody>;
+export type CredentialBody = z.output<typeof CredentialBody>;
 
 // Opaque: forwarded as written; the outbound module refuses what no header value may hold (NUL, CR, LF).
 const HeaderValue = z.string().max(8192);

@@ -16,8 +16,8 @@ import {
   isJsonObject,
   parseJson,
 } from '../encoding.js';
-import { ChallengeParams, type PaymentChallenge, fromParams } from './Challenge.js';
-import { deserialize as deserializeRequest } from './PaymentRequest.js';
+import { ChallengeParams, type PaymentChallenge, fromParams } from './challenge.js';
+import { deserialize as deserializeRequest } from './payment-request.js';
 
 /** Largest credential header accepted by `deserialize` (characters). */
 export const MAX_CREDENTIAL_CHARS = 32 * 1024;

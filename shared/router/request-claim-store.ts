@@ -1,4 +1,4 @@
-// In-process idempotency claims on (user, requestId) (router flow step 3, docs/architecture.md), mppx Store.tryClaim-style: a
+// In-process requestId claims on (user, requestId) (router flow step 3, docs/architecture.md), mppx Store.tryClaim-style: a
 // concurrent duplicate in the same process is refused without touching the merchant or the database. It waits
 // only for the first request's paymentId (known once the durable claim is in), so its 409 can name it. The
 // database's unique (user_id, request_id) key stays the durable claim across processes.
@@ -32,8 +32,8 @@ function known(e: Entry): Promise<string | undefined> {
 
 export type ClaimAttempt = { type: 'claimed' } | { type: 'held'; paymentId: Promise<string | undefined> };
 
-export interface ClaimStore {
-  /** `owner` is whose requestIds these are: a user, or a user's grant (idempotency.ts). */
+export interface RequestClaimStore {
+  /** `owner` is whose requestIds these are: a user, or a user's grant (request-claims.ts). */
   tryClaim(owner: string, requestId: string): ClaimAttempt;
   /** Signed and recorded: the requestId is spent; duplicates are told the paymentId until the claim expires. */
   assign(owner: string, requestId: string, paymentId: string): void;
@@ -41,7 +41,7 @@ export interface ClaimStore {
   release(owner: string, requestId: string): void;
 }
 
-export function createClaimStore(opts: { max?: number; ttlMs?: number } = {}): ClaimStore {
+export function createRequestClaimStore(opts: { max?: number; ttlMs?: number } = {}): RequestClaimStore {
   // In flight: a plain Map, bounded by the per-user concurrency limit (every entry belongs to a running request,
   // which removes or keeps it when it ends). Kept claims (signed, so spent): a bounded LRU whose entries outlive
   // their request until the TTL; the database's unique key decides after that. A free call never reaches the

@@ -1,8 +1,8 @@
 import { type RouterPrincipal, requestScopeOf } from './principal.js';
 import { AppError } from '../errors/app-error.js';
-import type { ClaimStore } from './claims.js';
+import type { RequestClaimStore } from './request-claim-store.js';
 import type { RouterServices } from './services.js';
-import { duplicateError } from './payments.js';
+import { duplicateError } from './payment-duplicates.js';
 
 /** Past the unpaid probe's own limits (connect + headers timeouts), beyond which no paymentId can still come. */
 const WAIT_MARGIN_MS = 5_000;
@@ -27,7 +27,7 @@ class HeldClaim implements ClaimHandle {
   assigned = false;
   released = false;
   constructor(
-    private readonly claims: ClaimStore,
+    private readonly claims: RequestClaimStore,
     private readonly owner: string,
     private readonly requestId: string,
   ) {}
@@ -76,10 +76,10 @@ export async function withClaim<T>(
   opts: { beforeWait?: () => void } = {},
 ): Promise<T> {
   if (requestId === undefined) return work(UNCLAIMED);
-  // The requestId's idempotency scope (principal.ts): the user's keys share one, each grant has its own.
+  // The requestId's claim scope (principal.ts): the user's keys share one, each grant has its own.
   const scope = requestScopeOf(principal);
   const owner = scope === '' ? principal.userId : `${principal.userId}\u0000${scope}`;
-  const attempt = services.claims.tryClaim(owner, requestId);
+  const attempt = services.requestClaims.tryClaim(owner, requestId);
   if (attempt.type === 'held') {
     // The slot is given back only within the user's waiting budget (services.waiting); past it the duplicate waits
     // holding its slot, as every call does, so a flood of duplicates stays bounded by the two limits.
@@ -91,7 +91,7 @@ export async function withClaim<T>(
       waitTurn?.();
     }
   }
-  const claim = new HeldClaim(services.claims, owner, requestId);
+  const claim = new HeldClaim(services.requestClaims, owner, requestId);
   try {
     const result = await work(claim);
     // Nothing was paid (a free call): the claim ends with the request.
@@ -106,7 +106,7 @@ export async function withClaim<T>(
       typeof err.params.paymentId === 'string' &&
       !assigned
     ) {
-      services.claims.assign(owner, requestId, err.params.paymentId);
+      services.requestClaims.assign(owner, requestId, err.params.paymentId);
       throw err;
     }
     // Spent once its payment committed (assigned): whatever fails after that (the paid hop), the requestId stays

@@ -1,4 +1,4 @@
-// Mode A (POST /router/payments): mint a payment credential for requirements the caller fetched itself
+// Mode A (POST /router/payments): issue a payment credential for requirements the caller fetched itself
 // (router flow steps 1, 3, 5-7 of docs/architecture.md, without calling the merchant).
 import type { ApiKeyCaller } from '../auth/caller.js';
 import { AppError } from '../errors/app-error.js';
@@ -9,15 +9,15 @@ import type { RouterServices } from './services.js';
 import { spendableDelegation } from './spendable-delegation.js';
 import { feeRecord } from './fees.js';
 import { payerOf } from './payer.js';
-import { withClaim } from './idempotency.js';
+import { withClaim } from './request-claims.js';
 import { type IssuedPayment, issuePayment } from './pay.js';
-import { settlementRecord } from './payment-record.js';
-import type { MintBody } from './schemas.js';
+import { settlementRecord } from './responses.js';
+import type { CredentialBody } from './requests.js';
 import type { PaymentChoice } from '../protocols/payment.js';
 import { choiceProtocol, countPayment, countRefusedPayment, protocolLabel } from '../metrics/payments.js';
 
 /** The caller's target as the merchant's 402 would have carried it, so one chooser serves every mode. */
-function answerOf(body: MintBody): UpstreamAnswer {
+function answerOf(body: CredentialBody): UpstreamAnswer {
   const t = body.target as Record<string, unknown>;
   if (body.protocol === 'mpp') {
     if (typeof t.challenge !== 'string')
@@ -42,7 +42,7 @@ function answerOf(body: MintBody): UpstreamAnswer {
   return { header: () => undefined, paymentRequired: required };
 }
 
-export async function mintCredential(services: RouterServices, principal: ApiKeyCaller, body: MintBody) {
+export async function issueCredential(services: RouterServices, principal: ApiKeyCaller, body: CredentialBody) {
   const answer = answerOf(body);
   return withClaim(services, principal, body.requestId, async (claim) => {
     // What was chosen so far: a refusal is counted with it (shared/metrics); a credential handed out is `issued`.
