@@ -14,7 +14,7 @@
 # "devOptional" to npm (viem, abitype and ox name typescript; viem names mppx, whose own optional peers bring
 # express, hono and @x402/*; ws names bufferutil and utf-8-validate), and npm omits such a package only when both
 # kinds are omitted. The production tree's only other optional package is pg-cloudflare, which pg loads on
-# Cloudflare Workers only. test/build-image.test.ts runs these steps and checks what the runtime tree holds.
+# Cloudflare Workers only. test/operations/build-image.test.ts runs these steps and checks what the runtime tree holds.
 #
 # `--ignore-scripts`: no install script runs, so no compiler is needed and nothing is fetched from GitHub. Without
 # it npm runs `node-gyp rebuild` for better-sqlite3 (a package with a binding.gyp, whose `"gypfile": false` the

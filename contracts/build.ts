@@ -1,7 +1,7 @@
 // Compiles contracts/EIP3009Token.sol and contracts/Multicall3.sol with the solc npm package (the compiler as
 // WebAssembly: no native toolchain, nothing downloaded) and writes their artifacts (contracts/*.json), which the
 // tests deploy on anvil (test/support/anvil.ts). `npm run contracts:build` after editing a source;
-// test/chain-token.test.ts recompiles both and fails when a committed artifact differs, so they cannot drift.
+// test/settlement/chain-token.test.ts recompiles both and fails when a committed artifact differs, so they cannot drift.
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';

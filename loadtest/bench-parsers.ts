@@ -10,7 +10,7 @@ import wwwAuthenticateVectors from '../test/vectors/mpp-www-authenticate.json' w
 
 const ROUNDS = Number(process.env.BENCH_PARSER_ROUNDS ?? 20);
 
-/** A vector's wire text: a string, or a repeated pattern (as test/protocols-mpp.test.ts builds it). */
+/** A vector's wire text: a string, or a repeated pattern (as test/protocols/protocols-mpp.test.ts builds it). */
 function wireOf(w: unknown): string {
   if (typeof w === 'string') return w;
   const {

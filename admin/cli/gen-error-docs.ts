@@ -3,7 +3,7 @@
 // without dots (`BCK.PROTOCOL.0003` -> `#bckprotocol0003`), exactly what toEnvelope() appends to DOCS_URL.
 //   npm run docs:errors            rewrite docs/errors.md
 //   npm run docs:errors -- --check exit 1 when the committed file is out of date
-// test/cli.test.ts fails when the committed file differs from what this renders.
+// test/operations/cli.test.ts fails when the committed file differs from what this renders.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';

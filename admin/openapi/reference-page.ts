@@ -1,5 +1,5 @@
 // The API reference page: RapiDoc rendering /api/v1/openapi.json, its script served by this service, so the page
-// loads nothing from another origin and a strict Content-Security-Policy holds (test/openapi-page.test.ts checks
+// loads nothing from another origin and a strict Content-Security-Policy holds (test/pages/openapi-page.test.ts checks
 // both in Chromium). RapiDoc would fetch its Open Sans from fonts.gstatic.com: `load-fonts="false"` and system
 // fonts instead.
 

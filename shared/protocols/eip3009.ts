@@ -10,7 +10,7 @@
 // - `signAuthorizationViem`: viem `signTypedData`, the reference the tests compare against; `authorizationDigest`
 //   is viem `hashTypedData`, the reference for the cached digest.
 // Both signers use RFC 6979 deterministic nonces and low-s normalisation, so equal inputs give byte-equal
-// signatures: test/protocols-eip3009.test.ts compares them on 200 random inputs and the cached digest with
+// signatures: test/protocols/protocols-eip3009.test.ts compares them on 200 random inputs and the cached digest with
 // hashTypedData as a property; the x402 and MPP tests compare whole credentials with the official clients'.
 import { randomFillSync } from 'node:crypto';
 import { type TypedStruct, signTypedNow, typedDigest } from './digest-signer.js';

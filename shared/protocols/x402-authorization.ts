@@ -92,7 +92,7 @@ export interface X402Credential {
  *   validBefore, nonce}}}`, with `to` the offered payTo as written;
  * - v2 (@x402/core `x402Client.createPaymentPayload` + @x402/evm `createEIP3009Payload`):
  *   `{x402Version: 2, payload: {authorization, signature}, extensions, resource, accepted}`.
- * test/protocols-x402.test.ts compares our bytes with the official clients' for the same inputs.
+ * test/protocols/protocols-x402.test.ts compares our bytes with the official clients' for the same inputs.
  */
 export function buildX402Payment(input: X402PaymentInput): X402Credential {
   if (input.version === 1) {

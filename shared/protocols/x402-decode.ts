@@ -10,7 +10,7 @@
 //   `extensions` is echoed; the receipt is `PAYMENT-RESPONSE`.
 // All three header values are standard base64 (RFC 4648 §4) of UTF-8 JSON, with padding.
 //
-// Every decoder returns a `Decoded<T>` union and never throws (test/protocols.fuzz.test.ts).
+// Every decoder returns a `Decoded<T>` union and never throws (test/protocols/protocols.fuzz.test.ts).
 import type { Hex } from 'viem';
 import type { z } from 'zod';
 import { type Decoded, decodeBase64, decoded, invalid, isJsonObject, parseJson } from './encoding.js';

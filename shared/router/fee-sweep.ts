@@ -13,7 +13,7 @@ export async function releaseStaleFeeLegs(ctx: ServiceContext, olderThan: Date, 
   const rows = await ctx.db
     .em()
     // Mode B payments only, never a `Pending` row: an earlier version wrote those as claims before reserving the
-    // cap (payments.ts whereOf), so their fee was never charged and must not be given back.
+    // cap (payment-store.ts whereOf), so their fee was never charged and must not be given back.
     .find(
       RouterPayment,
       {

@@ -1,6 +1,6 @@
 // Every column holding a value sealed with the secret box (shared/crypto/secrets.ts). The key check at start probes
 // them and `secrets rotate` reseals them: a sealed column missing here would stay under the old key after a rotation
-// and answer 500 from then on (test/secrets-rotate.test.ts scans every column of every table for sealed values).
+// and answer 500 from then on (test/accounts/secrets-rotate.test.ts scans every column of every table for sealed values).
 // API keys, OAuth secrets and x402 signatures are not here: they are stored hashed, not sealed, and need no key.
 
 export interface SealedColumn {

@@ -1,6 +1,6 @@
 // A holder's credits of a plan stay within the signed 64-bit range (BIGINT columns; what does not fit is a 400).
 // Minting 2^63 - 1 twice used to answer a balance of "18446744073709551614". The bound is the conditional UPDATE
-// of credit_holding (shared/credits/lots.ts), so it holds for mint, mintExpirable and order credits, under
+// of credit_holding (shared/credits/store/lots.ts), so it holds for mint, mintExpirable and order credits, under
 // concurrency and across processes, and nothing of a refused change is left behind.
 import { getAddress } from 'viem';
 import { creditHeadroom } from '../../shared/credits/store/lots.js';

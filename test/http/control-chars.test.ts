@@ -1,7 +1,7 @@
 // Regression: a NUL byte in a string field answered 500 (MikroORM formats parameters into the SQL text and SQLite
 // failed the statement; PostgreSQL refuses NUL in text outright). Control characters and unpaired surrogates are
 // now a 400 at the boundary naming the field, nothing is written, and free text keeps its tabs and line breaks.
-// (test/boundary.fuzz.test.ts sends hostile strings through every field of every endpoint.)
+// (test/http/boundary.fuzz.test.ts sends hostile strings through every field of every endpoint.)
 import { forEachDb } from '../support/matrix.js';
 import { createAgent, createPlan } from '../support/registry-builders.js';
 

@@ -1,6 +1,6 @@
 // The build: tsconfig.build.json compiles the production code (config/, shared/, admin/, proxy/) and nothing else,
 // every npm script and the image's entry point run a file it emits, tsx and the test packages are devDependencies,
-// and the Dockerfile keeps the shape test/build-image.test.ts replays (a build stage, a runtime stage with the
+// and the Dockerfile keeps the shape test/operations/build-image.test.ts replays (a build stage, a runtime stage with the
 // production install, a pinned npm, a non-root user, a readiness health check).
 import { execFile } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';

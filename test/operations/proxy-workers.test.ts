@@ -1,7 +1,7 @@
 // PROXY_WORKERS=N (README "Running several proxies"): one supervisor, N workers sharing its port. The cap holds
 // exactly across the workers, a worker that dies is replaced, and SIGTERM stops the whole tree with exit 0. Under
-// paid load with a worker killed: test/proxy-workers-kill.test.ts; starting under CPU load:
-// test/proxy-workers-start.test.ts.
+// paid load with a worker killed: test/operations/proxy-workers-kill.test.ts; starting under CPU load:
+// test/operations/proxy-workers-start.test.ts.
 import test from 'ava';
 import { apiClient } from '../support/http.js';
 import { forEachDb } from '../support/matrix.js';

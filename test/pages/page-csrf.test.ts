@@ -4,7 +4,7 @@
 // otherwise right (a signed-in session, every other field valid: the same forms with the right token succeed at the
 // end), so only the CSRF check stands between them and their effect. (The defect: a form without a csrf field was
 // a 400 from the form's schema, parsed before the check; the README documents 403 BCK.OAUTH.0022.) Plain HTTP with
-// a cookie, as a browser sends a form; the pages in Chromium are test/oauth-pages.test.ts.
+// a cookie, as a browser sends a form; the pages in Chromium are test/pages/oauth-pages.test.ts.
 import {
   Delegation,
   OAuthCode,

@@ -2,7 +2,7 @@
 // every target form below, sent to POST /router/route (JSON body) and ALL /router/proxy (X-Router-Target-Url),
 // is refused with 400 BCK.ROUTER.0001, and a TCP listener on 127.0.0.1 (and [::1] when the machine has it) sees
 // no connection. A separate process cannot take an injected resolver, so only the forms refused by the URL and
-// literal-address policy are used here; test/upstream-ssrf.test.ts covers names that resolve to private addresses.
+// literal-address policy are used here; test/upstream/upstream-ssrf.test.ts covers names that resolve to private addresses.
 // A second proxy of the same stack runs WITH ROUTER_ALLOW_PRIVATE_TARGETS=true (two instances for the
 // two behaviours): cloud metadata and link-local forms are still refused there, while loopback is reached.
 import test from 'ava';

@@ -49,7 +49,7 @@ const READY_TIMEOUT_MS = 60_000;
 /** Polling for receipts and readiness: anvil mines each transaction as it arrives (automine). */
 const POLL_MS = 50;
 
-/** The token's functions and events the tests use, typed for viem (test/chain-token.test.ts checks them against the artifact). */
+/** The token's functions and events the tests use, typed for viem (test/settlement/chain-token.test.ts checks them against the artifact). */
 export const TOKEN_ABI = parseAbi([
   'function name() view returns (string)',
   'function symbol() view returns (string)',

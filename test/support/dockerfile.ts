@@ -1,5 +1,5 @@
 // The Dockerfile as the build tests read it: its stages, each with its instructions in order (continuation lines
-// joined, comments dropped). With no Docker engine here, test/build-image.test.ts replays the install and build
+// joined, comments dropped). With no Docker engine here, test/operations/build-image.test.ts replays the install and build
 // steps from it, so the test and the image cannot drift apart.
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';

@@ -1,5 +1,5 @@
 // Logs a few lines with the service's logger, configured from the environment as the servers are (LOG_FORMAT,
-// LOG_FILE, LOG_LEVEL), then exits: what test/log.test.ts reads from this process's stderr.
+// LOG_FILE, LOG_LEVEL), then exits: what test/operations/log.test.ts reads from this process's stderr.
 import { loadConfig } from '../../config/index.js';
 import { createLogger } from '../../shared/log.js';
 

@@ -1,6 +1,6 @@
 // The records a paid load must leave whole, however its processes ended (SIGKILL mid-call included): what a
-// payments team checks after a crash. Shared by the crash tests (test/crash-recovery.test.ts,
-// test/proxy-workers-kill.test.ts); mode B (`/router/route`) payments on the ledger backend, none of them refused.
+// payments team checks after a crash. Shared by the crash tests (test/operations/crash-recovery.test.ts,
+// test/operations/proxy-workers-kill.test.ts); mode B (`/router/route`) payments on the ledger backend, none of them refused.
 import type { ExecutionContext } from 'ava';
 import { TokenLedger } from '../../shared/db/entities/index.js';
 import { delegationRow, delegationTransactions, paymentRows } from './router-fixtures.js';

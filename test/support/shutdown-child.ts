@@ -1,4 +1,4 @@
-// Stops as the servers do (shared/shutdown.ts onShutdown), logging on its way out: what test/shutdown-parent.test.ts
+// Stops as the servers do (shared/shutdown.ts onShutdown), logging on its way out: what test/operations/shutdown-parent.test.ts
 // stops. Prints `started <pid>` on stdout at once, then, after SHUTDOWN_CHILD_STARTING_MS (a server's start: its
 // database, its keys), puts its stop handlers in place and prints `ready`; `stopped` once its clean-up ran.
 import { loadConfig } from '../../config/index.js';

@@ -127,7 +127,7 @@ export async function startStack(
     PUBLIC_URL: 'http://payroute.test',
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'warn',
     // Every test calls from 127.0.0.1, and the tests of a file share a stack: the device authorization limits would
-    // count them all together. test/oauth-device-limits.test.ts sets its own.
+    // count them all together. test/oauth/oauth-device-limits.test.ts sets its own.
     OAUTH_DEVICE_AUTH_LIMIT_PER_ADDRESS: '1000000',
     OAUTH_DEVICE_AUTH_LIMIT_PER_CLIENT: '1000000',
     ...extraEnv,

@@ -2,7 +2,7 @@
 // `named` becomes `#/components/schemas/<id>` of the API description, and every JSON response of the document
 // must be one of them (document.ts refuses an unnamed one). Response schemas describe what the services put on
 // the wire, so they are plain (no transforms) and strict: an object with a field the document does not name fails
-// the contract test (test/openapi-contract.test.ts) instead of drifting silently.
+// the contract test (test/http/openapi-contract.test.ts) instead of drifting silently.
 import { z } from 'zod';
 import { type ErrorCode, catalogue } from '../../../shared/errors/catalogue.js';
 import { PROTOCOL_ERROR_CODES } from '../../../shared/oauth/protocol-error.js';

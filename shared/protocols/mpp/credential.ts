@@ -5,7 +5,7 @@
 // original base64url string — never a re-encoding — so what the server HMAC-bound is what comes back. The JSON is
 // written exactly as mppx 0.11 `Credential.serialize` writes it after `Challenge.deserialize` (whose zod schema
 // orders the fields alphabetically): description, digest, expires, header, id, intent, method, realm, opaque,
-// request; then payload; then source. test/protocols-mpp.test.ts compares our bytes with mppx's.
+// request; then payload; then source. test/protocols/protocols-mpp.test.ts compares our bytes with mppx's.
 import { z } from 'zod';
 import {
   type Decoded,
