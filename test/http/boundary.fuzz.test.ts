@@ -146,9 +146,16 @@ async function send(s: Stack, key: string, sample: SampleRequest, f: EndpointFix
   return rawHttp(s.proxyUrl, build(key, sample, f));
 }
 
+/**
+ * Whether a path parameter's value makes the path no route at all: both processes route on the path as sent, and a
+ * backslash (raw or encoded), an encoded slash or a dot segment is no route (404) before any parameter is read.
+ */
+const noRoute = (field: Field, value: string): boolean =>
+  field.place === 'params' && (/[\\/]/.test(value) || value === '.' || value === '..');
+
 /** Statuses a request may get when the hostile value in `field` is one its kind refuses. */
-function refusalStatuses(field: Field, sentBytes: number): number[] {
-  const base = field.kind === 'id' ? [400, 404] : [400];
+function refusalStatuses(field: Field, sentBytes: number, value: string): number[] {
+  const base = field.kind === 'id' || noRoute(field, value) ? [400, 404] : [400];
   // Node's parser answers a request line or header section past its 16 KiB limit before any route runs (0: its
   // answer was lost to the connection reset, see raw-http-client.ts).
   return field.place !== 'body' && sentBytes > 16_384 ? [...base, 0, 414, 431] : base;
@@ -179,7 +186,7 @@ async function check(
   // Only a request past Node's 16 KiB header limit may be cut off before its answer could be read.
   if (r.status === 0 && !(field.place !== 'body' && r.sent > 16_384)) return `reset: ${describe(key, field, value, r)}`;
   if (refuses(field.kind, serverView(field.place, value))) {
-    const allowed = refusalStatuses(field, r.sent);
+    const allowed = refusalStatuses(field, r.sent, value);
     if (!allowed.includes(r.status)) return `expected ${allowed.join('/')}: ${describe(key, field, value, r)}`;
   }
   return undefined;
