@@ -1,10 +1,10 @@
 // What the pages' forms send, parsed with zod like every other boundary. The CSRF token is not a field of these
-// schemas: it is checked before any of them is parsed (admin/routes/pages.ts), so a form without it, or with nothing
+// schemas: it is checked before any of them is parsed (admin/pages/page-guards.ts), so a form without it, or with nothing
 // else right, is refused 403 BCK.OAUTH.0022 as a forged one is, never a 400 that tells a forger which fields it got
 // wrong.
 import { z } from 'zod';
 import { MAX_CONSENT_CENTS } from '../../shared/oauth/consent.js';
-import { line } from '../../shared/text.js';
+import { isSingleLine, line } from '../../shared/text.js';
 
 /** A cap typed by the human in major units ("50", "12.5", "12.50") -> cents. */
 export const Cap = z
@@ -52,3 +52,7 @@ export function submittedCsrf(body: unknown): unknown {
     return undefined;
   return (body as { readonly csrf?: unknown }).csrf;
 }
+
+/** A query value a page repeats or shows: one single-line string of at most 1000 characters, else nothing. */
+export const queryLine = (v: unknown): string | undefined =>
+  typeof v === 'string' && v.length <= 1000 && isSingleLine(v) ? v : undefined;
