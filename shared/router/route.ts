@@ -5,7 +5,7 @@ import { exceedsJsonDepth } from '../protocols/json-depth.js';
 import type { UpstreamResult } from '../upstream/index.js';
 import { REASON, upstreamAppError } from '../upstream/index.js';
 import { resolveSlug, slugUpstreamError } from './catalog.js';
-import { payAndResend } from './pay-and-resend.js';
+import { payAndResend } from './issue-steps.js';
 import type { RouterServices } from './services.js';
 import { feeRecord } from './fees.js';
 import { withClaim } from './request-claims.js';

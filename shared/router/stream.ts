@@ -8,7 +8,7 @@ import { type IncomingHeaders, UpstreamStreamError, upstreamAppError } from '../
 import type { CallerChannel } from './caller-channel.js';
 import { withClaim } from './request-claims.js';
 import { headerOf } from './outcome.js';
-import { feeAfterRelay, payAndResend } from './pay-and-resend.js';
+import { feeAfterRelay, payAndResend } from './issue-steps.js';
 import type { ProxyHeaders } from './requests.js';
 import type { RouterServices } from './services.js';
 

@@ -1,30 +1,30 @@
 // One paid leg, shared by mode A (issue a credential), mode B (route) and the streaming proxy: durable claim, cap
 // reservation, ledger backing, signature; then, once the merchant answered, the outcome.
-import { uuidv7 } from '../ids.js';
-import { type RouterPrincipal, payerColumnsOf, requestScopeOf } from './principal.js';
+import { uuidv7 } from '../../ids.js';
+import { type RouterPrincipal, payerColumnsOf, requestScopeOf } from '../principal.js';
 import type { InferEntity } from '@mikro-orm/core';
 import { bytesToHex } from 'viem';
-import type { FeeStatus, RouterPayment } from '../db/entities/index.js';
-import type { DelegationRow } from './delegation-snapshot.js';
-import { type SqlTx, isUniqueViolation } from '../db/sql.js';
-import { AppError } from '../errors/app-error.js';
-import { keyBytes } from '../protocols/eip3009.js';
-import { payeeRefusal } from '../protocols/payee.js';
-import { type PaymentChoice, type SignedPayment, preparePayment } from '../protocols/payment.js';
-import type { PaymentLegs } from '../settlement/backend.js';
-import { ChainUnavailable } from '../settlement/chain/client.js';
-import { chainUnavailableError } from '../settlement/chain/errors.js';
-import { InsufficientFunds } from '../settlement/token-ledger.js';
-import { SpendRefused, currencyPays, delegationAccount, reserveIn, spendRefusalError } from '../spend/index.js';
-import type { RouterServices } from './services.js';
-import type { ClaimHandle } from './request-claims.js';
-import type { Payer } from './payer.js';
-import { groupBudgetForSpendIn } from '../organizations/spending.js';
-import { countFeePaid, countPaid } from '../metrics/payments.js';
-import { type Fees, computeFees } from './fees.js';
-import { duplicateOf } from './payment-duplicates.js';
-import { insertPaymentIn, paymentStatusOf, resolveFeeIn, updatePaymentIn } from './payment-store.js';
-import { releaseFeeLegIn } from './cap-give-back.js';
+import type { FeeStatus, RouterPayment } from '../../db/entities/index.js';
+import type { DelegationRow } from '../delegation-snapshot.js';
+import { type SqlTx, isUniqueViolation } from '../../db/sql.js';
+import { AppError } from '../../errors/app-error.js';
+import { keyBytes } from '../../protocols/eip3009.js';
+import { payeeRefusal } from '../../protocols/payee.js';
+import { type PaymentChoice, type SignedPayment, preparePayment } from '../../protocols/payment.js';
+import type { PaymentLegs } from '../../settlement/backend.js';
+import { ChainUnavailable } from '../../settlement/chain/client.js';
+import { chainUnavailableError } from '../../settlement/chain/errors.js';
+import { InsufficientFunds } from '../../settlement/token-ledger.js';
+import { SpendRefused, currencyPays, delegationAccount, reserveIn, spendRefusalError } from '../../spend/index.js';
+import type { RouterServices } from '../services.js';
+import type { ClaimHandle } from '../request-claims.js';
+import type { Payer } from '../payer.js';
+import { groupBudgetForSpendIn } from '../../organizations/spending.js';
+import { countFeePaid, countPaid } from '../../metrics/payments.js';
+import { type Fees, computeFees } from '../fees.js';
+import { duplicateOf } from '../payment-duplicates.js';
+import { insertPaymentIn, paymentStatusOf, resolveFeeIn, updatePaymentIn } from '../payment-store.js';
+import { releaseFeeLegIn } from '../cap-give-back.js';
 
 export interface PayRequest {
   readonly principal: RouterPrincipal;

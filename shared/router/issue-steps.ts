@@ -11,13 +11,13 @@ import {
   type Refused,
   upstreamAppError,
 } from '../upstream/index.js';
-import { chooseFromAnswer } from './choose.js';
+import { chooseFromAnswer } from './steps/choose.js';
 import type { RouterServices } from './services.js';
 import type { ClaimHandle } from './request-claims.js';
 import { spendableDelegation } from './spendable-delegation.js';
 import { payerOf } from './payer.js';
 import { outcomeOf } from './outcome.js';
-import { type IssuedPayment, finishFeeLeg, finishPayment, issuePayment } from './pay.js';
+import { type IssuedPayment, finishFeeLeg, finishPayment, issuePayment } from './steps/reserve.js';
 import { toCredentialHeader } from './credential-header.js';
 import type { PaymentChoice } from '../protocols/payment.js';
 import { choiceProtocol, countPayment, countRefusedPayment, protocolLabel } from '../metrics/payments.js';
