@@ -1,8 +1,9 @@
-// Steps 5-8 of mode B, shared by /router/route (buffered) and /router/proxy (streamed): choose from the
-// merchant's 402, issue the payment, re-send with the credential, record the outcome.
+// The router's issuance as a list of steps (router flow, docs/architecture.md): choose, price, sign, reserve for
+// every mode; then, for mode B (/router/route, the commerce route) and the streaming /router/proxy, resend and
+// record. Each step is a module under steps/ that takes plain values and returns its result here; no step calls
+// another or calls back. The probe (steps/probe.ts) is the entry point's own: route.ts buffers, stream.ts streams.
 import type { RouterPrincipal } from './principal.js';
-import type { UpstreamAnswer } from '../protocols/payment.js';
-import { AppError } from '../errors/app-error.js';
+import type { PaymentChoice, UpstreamAnswer } from '../protocols/payment.js';
 import {
   type CredentialHeader,
   type Failed,
@@ -11,69 +12,78 @@ import {
   type Refused,
   upstreamAppError,
 } from '../upstream/index.js';
-import { chooseFromAnswer } from './steps/choose.js';
 import type { RouterServices } from './services.js';
 import type { ClaimHandle } from './request-claims.js';
 import { spendableDelegation } from './spendable-delegation.js';
 import { payerOf } from './payer.js';
 import { outcomeOf } from './outcome.js';
-import { type IssuedPayment, finishFeeLeg, finishPayment, issuePayment } from './steps/reserve.js';
-import { toCredentialHeader } from './credential-header.js';
-import type { PaymentChoice } from '../protocols/payment.js';
+import { chooseFromAnswer } from './steps/choose.js';
+import { priceLeg } from './steps/price.js';
+import { signLeg } from './steps/sign.js';
+import { type IssuedPayment, reserve } from './steps/reserve.js';
+import { paidCallError, resendPaid } from './steps/resend.js';
+import { type RecordedOutcome, recordOutcome } from './steps/record.js';
 import { choiceProtocol, countPayment, countRefusedPayment, protocolLabel } from '../metrics/payments.js';
+
+export interface IssueRequest {
+  readonly delegationId: string;
+  /** The merchant's 402 (mode B), or the caller's target as a 402 would carry it (mode A). */
+  readonly answer: UpstreamAnswer;
+  readonly mode: 'credential' | 'route' | 'proxy';
+  readonly requestId: string | undefined;
+  readonly resourceUrl: string | undefined;
+  /** The in-process claim: told the paymentId once the issuance transaction committed. */
+  readonly claim: ClaimHandle;
+  /** Last check on the choice before anything is priced, signed or written; throws to refuse. */
+  readonly accept?: ((choice: PaymentChoice) => void) | undefined;
+}
+
+/**
+ * choose -> price -> sign -> reserve. A refusal before the payment committed is counted with what was chosen so
+ * far (shared/metrics).
+ */
+export async function issue(
+  services: RouterServices,
+  principal: RouterPrincipal,
+  req: IssueRequest,
+): Promise<IssuedPayment> {
+  let choice: PaymentChoice | undefined;
+  try {
+    // choose: who pays (the delegation, the wallet), then what (the offer).
+    const delegation = await spendableDelegation(services, principal, req.delegationId);
+    const payer = await payerOf(services, principal, delegation);
+    choice = chooseFromAnswer(services, delegation, req.answer, payer.address, payer.organization?.memberWallet);
+    req.accept?.(choice);
+    const pay = {
+      principal,
+      delegation,
+      payer,
+      choice,
+      mode: req.mode,
+      requestId: req.requestId,
+      resourceUrl: req.resourceUrl,
+      claim: req.claim,
+    };
+    // price: the leg, the fee, the currency and payee checks.
+    const priced = priceLeg(services, pay);
+    // sign: needs nothing from the database, so it comes first; dropped unsent if the reservation is refused.
+    const signing = await signLeg(services, payer, choice, priced.leg.asset.address);
+    // reserve: ONE transaction (payment row, cap charge, backing of the legs), then the claim is spent.
+    return await reserve(services, pay, priced, signing);
+  } catch (err) {
+    countRefusedPayment(choiceProtocol(choice), err);
+    throw err;
+  }
+}
 
 export interface PaidAnswer<B> {
   readonly issued: IssuedPayment;
   readonly response: { type: 'response'; status: number; headers: OutgoingHeaders; body: B };
   /** The recorded outcome; `feeDeferred`: the fee leg waits for finishFeeLeg (args.feeAfterBody). */
-  readonly done: { status: string; txHash: string | null; feeDeferred: boolean };
+  readonly done: RecordedOutcome;
 }
 
-/**
- * finishPayment, never failing the paid call: the payment committed and the merchant answered, so a database
- * error now (a busy lock, a dropped connection) must not cost the caller the answer it paid for. The payment
- * stays Issued and its fee leg reserved, for the admin's sweep (fee-sweep.ts) to release.
- */
-async function recordOutcome(
-  services: RouterServices,
-  issued: IssuedPayment,
-  answer: Parameters<typeof finishPayment>[2],
-  buyer: string,
-  feeAfterBody: boolean,
-): Promise<PaidAnswer<unknown>['done']> {
-  try {
-    return await finishPayment(services, issued, answer, buyer, { feeAfterBody });
-  } catch (err) {
-    services.ctx.log.error(
-      { err: err instanceof Error ? err.message : String(err), paymentId: issued.paymentId },
-      'recording a paid call failed: left Issued',
-    );
-    // Whether or not the recording committed, a streamed answer's fee leg may still be reserved: finishFeeLeg
-    // resolves it after the relay if so (a no-op if not); any other leg is left to the sweep.
-    return { status: 'Issued', txHash: null, feeDeferred: feeAfterBody && issued.row.feeStatus === 'reserved' };
-  }
-}
-
-/**
- * finishFeeLeg once a streamed answer was relayed (`relayed`: whole): the answer is gone already, so a database
- * error is logged and the leg left reserved for the sweep, as recordOutcome does.
- */
-export async function feeAfterRelay(
-  services: RouterServices,
-  issued: IssuedPayment,
-  buyer: string,
-  relayed: boolean,
-): Promise<void> {
-  try {
-    await finishFeeLeg(services, issued, buyer, relayed);
-  } catch (err) {
-    services.ctx.log.error(
-      { err: err instanceof Error ? err.message : String(err), paymentId: issued.paymentId },
-      'resolving a fee leg failed: left reserved',
-    );
-  }
-}
-
+/** Mode B after the probe's 402: issue (choose, price, sign, reserve), resend, record. */
 export async function payAndResend<B>(
   services: RouterServices,
   principal: RouterPrincipal,
@@ -91,50 +101,27 @@ export async function payAndResend<B>(
     /** True once nobody waits for the answer (the streaming proxy's caller left): then nothing is paid. */
     abandoned?: (() => boolean) | undefined;
   },
-  resend: (
+  send: (
     credential: CredentialHeader,
   ) => Promise<{ type: 'response'; status: number; headers: OutgoingHeaders; body: B } | Refused | Failed>,
 ): Promise<PaidAnswer<B>> {
-  // What was chosen so far: a refusal before the payment committed is counted with it (shared/metrics).
-  let choice: PaymentChoice | undefined;
-  let issued: IssuedPayment;
-  try {
-    const delegation = await spendableDelegation(services, principal, args.delegationId);
-    const payer = await payerOf(services, principal, delegation);
-    choice = chooseFromAnswer(services, delegation, args.answer, payer.address, payer.organization?.memberWallet);
+  const issued = await issue(services, principal, {
+    ...args,
     // Checked again here, last thing before the payment (the delegation lookup may have waited on the database).
-    if (args.abandoned?.() === true) throw upstreamAppError({ type: 'failed', reason: REASON.aborted });
-    issued = await issuePayment(services, {
-      principal,
-      delegation,
-      payer,
-      choice,
-      mode: args.mode,
-      requestId: args.requestId,
-      resourceUrl: args.resourceUrl,
-      claim: args.claim,
-    });
-  } catch (err) {
-    countRefusedPayment(choiceProtocol(choice), err);
-    throw err;
-  }
+    accept: () => {
+      if (args.abandoned?.() === true) throw upstreamAppError({ type: 'failed', reason: REASON.aborted });
+    },
+  });
   const protocol = protocolLabel(issued.row);
-  // Step 7: from here on the requestId is spent.
-  const response = await resend(toCredentialHeader(issued.signed.header));
+  // resend: from here on the requestId is spent.
+  const response = await resendPaid(issued.signed, send);
   if (response.type !== 'response') {
     countPayment(protocol, 'unanswered');
-    // The credential may have reached the merchant: the merchant leg stays spent, the fee leg is released.
+    // record: the credential may have reached the merchant: the merchant leg stays spent, the fee leg is released.
     await recordOutcome(services, issued, { status: 502, outcome: { type: 'issued' } }, issued.buyer, false);
-    // After the payment the caller's request was fine: whatever refused the paid hop (an answer over the size
-    // limit, a name that now resolves to a private address) is the merchant's failure, a 502 naming the payment.
-    // A catalog slug's upstream is never named: the outbound module's reasons name hosts and addresses.
-    const { paymentId } = issued;
-    const [details, params] =
-      args.slug === undefined
-        ? [`the paid call to the merchant failed: ${response.reason}`, { reason: response.reason }]
-        : [`the paid call to the upstream of slug ${args.slug} failed`, { slug: args.slug }];
-    throw new AppError('BCK.HTTP.0502', { details, params: { ...params, paymentId }, extra: { paymentId } });
+    throw paidCallError(response, issued.paymentId, args.slug);
   }
+  // record: the merchant's answer settles, fails or leaves the payment Issued.
   const done = await recordOutcome(
     services,
     issued,

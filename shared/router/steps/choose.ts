@@ -1,5 +1,5 @@
-// Step 5: detect and choose what to pay, with the delegation's restrictions, the paying wallet and the operator's
-// settings.
+// Step "choose" (router flow step 5): detect and choose what to pay, with the delegation's restrictions, the paying
+// wallet and the operator's settings. Called by the orchestrator (../issue-steps.ts); calls no other step.
 import { getAddress } from 'viem';
 import { AppError } from '../../errors/app-error.js';
 import { type Asset, NETWORKS } from '../../assets.js';
