@@ -39,7 +39,7 @@ export function chooseOptions(
     payer,
     spender,
     mppAssets,
-    // An MPP challenge naming a field the outbound module would refuse is refused here, before issuePayment,
+    // An MPP challenge naming a field the outbound module would refuse is refused here, before the payment,
     // so the payment is never made for a credential that cannot be sent.
     credentialHeaderRefusal,
   };

@@ -39,7 +39,7 @@ export function relayBody(r: Extract<UpstreamResult, { type: 'response' }>): unk
 /**
  * The probe's result, or the error it ends in. An answer over ROUTER_MAX_ROUTE_BODY_BYTES is refused like one over
  * the relay cap (400 BCK.ROUTER.0001, to-app-error.ts: asking again meets the same answer), naming the limit and
- * the streaming route that takes it. The paid hop's refusal is pay-and-resend's: 502 naming the payment.
+ * the streaming route that takes it. The paid hop's refusal is steps/resend.ts's: 502 naming the payment.
  */
 export function responseOrThrow(
   r: UpstreamResult,
