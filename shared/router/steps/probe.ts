@@ -1,5 +1,6 @@
 // Step "probe" of mode B (router flow step 4, docs/architecture.md): the merchant called unpaid, its answer read
-// (free, or a 402 whose requirements are read). Touches no database; calls no other step.
+// (free, or a 402 whose requirements are read). Writes nothing (a slug is read from the catalog); calls no other
+// step.
 import type { Readable } from 'node:stream';
 import { AppError } from '../../errors/app-error.js';
 import { exceedsJsonDepth } from '../../protocols/json-depth.js';
@@ -10,7 +11,7 @@ import type { RouterServices } from '../services.js';
 import type { RouteBody } from '../requests.js';
 
 /** The body a 402 must fit in to be read for its requirements (x402 v1 puts them in the JSON body). */
-export const MAX_402_BODY_BYTES = 256 * 1024;
+const MAX_402_BODY_BYTES = 256 * 1024;
 
 /**
  * Deepest JSON the route re-serializes (json-depth.ts: JSON.parse copes with any depth, JSON.stringify throws
@@ -18,7 +19,7 @@ export const MAX_402_BODY_BYTES = 256 * 1024;
  * protocol decoders' 64: these are the merchant's and the caller's own payloads, not payment offers, and 512 still
  * leaves the envelope around them far from the overflow.
  */
-export const MAX_ROUTE_JSON_DEPTH = 512;
+const MAX_ROUTE_JSON_DEPTH = 512;
 
 /**
  * JSON when it parses, else text (as the contract's `body` is for a non-JSON answer). JSON nested deeper than we
@@ -57,10 +58,7 @@ export function responseOrThrow(
   throw slug === undefined ? upstreamAppError(r) : slugUpstreamError(r, slug);
 }
 
-export async function targetUrl(
-  services: RouterServices,
-  body: Pick<RouteBody, 'url' | 'slug' | 'path'>,
-): Promise<string> {
+async function targetUrl(services: RouterServices, body: Pick<RouteBody, 'url' | 'slug' | 'path'>): Promise<string> {
   if (body.slug !== undefined) return (await resolveSlug(services.ctx, body.slug, body.path)).toString();
   if (body.url === undefined)
     throw new AppError('BCK.ROUTER.0001', { details: 'exactly one of url and slug is required' });
@@ -72,7 +70,7 @@ export async function targetUrl(
  * text, JSON it encoded itself); otherwise the body is JSON, as the contract types it, so the string `"abc"` is
  * sent as `"abc"` with application/json, never as the bare `abc` that is not JSON.
  */
-export function upstreamPayload(value: unknown, headers: Record<string, string>): string {
+function upstreamPayload(value: unknown, headers: Record<string, string>): string {
   const typed = Object.keys(headers).some((h) => h.toLowerCase() === 'content-type');
   if (typeof value === 'string' && typed) return value;
   if (!typed) headers['content-type'] = 'application/json';
