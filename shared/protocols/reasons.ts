@@ -24,7 +24,7 @@ export const ChoiceReason = {
   payeeZeroAddress: 'payee_zero_address',
   /** The pay-to address is the paying wallet itself (payee.ts). */
   payeeIsPayer: 'payee_is_payer',
-  /** An organization wallet pays: the pay-to address is the wallet of the member spending it (router/pay.ts). */
+  /** An organization wallet pays: the pay-to address is the wallet of the member spending it (router/steps/price.ts). */
   payeeIsSpender: 'payee_is_spender',
   /** MPP: a method other than `evm` (e.g. `tempo`, `stripe`): EIP-3009 cannot pay it. */
   unsupportedMethod: 'unsupported_method',

@@ -1,20 +1,18 @@
 // Mode A (POST /router/payments): issue a payment credential for requirements the caller fetched itself
-// (router flow steps 1, 3, 5-7 of docs/architecture.md, without calling the merchant).
+// (router flow steps 1, 3, 5-7 of docs/architecture.md, without calling the merchant): the steps
+// choose, price, sign and reserve of issue-steps.ts.
 import type { ApiKeyCaller } from '../auth/caller.js';
 import { AppError } from '../errors/app-error.js';
 import { MAX_JSON_DEPTH, exceedsJsonDepth } from '../protocols/json-depth.js';
 import { type UpstreamAnswer, malformedOffer } from '../protocols/payment.js';
-import { chooseFromAnswer, refusal } from './choose.js';
+import { refusal } from './steps/choose.js';
 import type { RouterServices } from './services.js';
-import { spendableDelegation } from './spendable-delegation.js';
 import { feeRecord } from './fees.js';
-import { payerOf } from './payer.js';
 import { withClaim } from './request-claims.js';
-import { type IssuedPayment, issuePayment } from './pay.js';
+import { issue } from './issue-steps.js';
 import { settlementRecord } from './responses.js';
 import type { CredentialBody } from './requests.js';
-import type { PaymentChoice } from '../protocols/payment.js';
-import { choiceProtocol, countPayment, countRefusedPayment, protocolLabel } from '../metrics/payments.js';
+import { countPayment, protocolLabel } from '../metrics/payments.js';
 
 /** The caller's target as the merchant's 402 would have carried it, so one chooser serves every mode. */
 function answerOf(body: CredentialBody): UpstreamAnswer {
@@ -45,29 +43,19 @@ function answerOf(body: CredentialBody): UpstreamAnswer {
 export async function issueCredential(services: RouterServices, principal: ApiKeyCaller, body: CredentialBody) {
   const answer = answerOf(body);
   return withClaim(services, principal, body.requestId, async (claim) => {
-    // What was chosen so far: a refusal is counted with it (shared/metrics); a credential handed out is `issued`.
-    let choice: PaymentChoice | undefined;
-    let issued: IssuedPayment;
-    try {
-      const delegation = await spendableDelegation(services, principal, body.delegationId);
-      const payer = await payerOf(services, principal, delegation);
-      choice = chooseFromAnswer(services, delegation, answer, payer.address, payer.organization?.memberWallet);
-      if (choice.type !== body.protocol)
-        throw new AppError('BCK.ROUTER.0001', { details: `target is not a fundable ${body.protocol} offer` });
-      issued = await issuePayment(services, {
-        principal,
-        delegation,
-        payer,
-        choice,
-        mode: 'credential',
-        requestId: body.requestId,
-        resourceUrl: body.resourceUrl,
-        claim,
-      });
-    } catch (err) {
-      countRefusedPayment(choiceProtocol(choice), err);
-      throw err;
-    }
+    // choose, price, sign, reserve (issue-steps.ts); a refusal is counted there, a credential handed out is `issued`.
+    const issued = await issue(services, principal, {
+      delegationId: body.delegationId,
+      answer,
+      mode: 'credential',
+      requestId: body.requestId,
+      resourceUrl: body.resourceUrl,
+      claim,
+      accept: (choice) => {
+        if (choice.type !== body.protocol)
+          throw new AppError('BCK.ROUTER.0001', { details: `target is not a fundable ${body.protocol} offer` });
+      },
+    });
     countPayment(protocolLabel(issued.row), 'issued');
     return {
       paymentId: issued.paymentId,

@@ -1,5 +1,5 @@
 // Fee legs left reserved. A mode B payment's fee leg is settled or released when its answer is recorded
-// (pay.ts finishPayment / finishFeeLeg). If that never happens (the recording failed on a database error after the
+// (steps/record.ts finishPayment / finishFeeLeg). If that never happens (the recording failed on a database error after the
 // merchant answered, or the proxy stopped mid-call), the leg would hold its share of the delegation's cap for
 // ever. The admin process (admin/jobs/fee-sweep.ts) releases such legs once they are older than any paid call can last
 // (ROUTER_FEE_SWEEP_AFTER_SECS): the fee is not collected, the buyer's cap gets it back. The merchant leg stands.

@@ -1,6 +1,6 @@
 // The router_payment store: every statement on the table (the insert that is the durable claim, status and
-// fee-leg moves, reads). The services (pay.ts, payment-settled.ts, payment-listing.ts, payments-summary.ts,
-// payment-duplicates.ts, cap-give-back.ts) call it.
+// fee-leg moves, reads). The services (steps/reserve.ts, steps/record.ts, payment-settled.ts, payment-listing.ts,
+// payments-summary.ts, payment-duplicates.ts, cap-give-back.ts) call it.
 import type { InferEntity } from '@mikro-orm/core';
 import { raw } from '@mikro-orm/sql';
 import type { ServiceContext } from '../context.js';

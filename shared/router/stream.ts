@@ -1,19 +1,16 @@
 // The streaming variant of mode B (ALL /api/v1/router/proxy, aliases /api/v1/proxy and /proxy): the request body
 // is buffered (a paid call re-sends it), the answer streams back with X-Router-Payment-*. Steps as in route.ts;
 // the caller's connection is reached only through the CallerChannel port (caller-channel.ts).
-import type { Readable } from 'node:stream';
 import type { ApiKeyCaller } from '../auth/caller.js';
-import { AppError } from '../errors/app-error.js';
-import { type IncomingHeaders, UpstreamStreamError, upstreamAppError } from '../upstream/index.js';
+import { type IncomingHeaders, upstreamAppError } from '../upstream/index.js';
 import type { CallerChannel } from './caller-channel.js';
 import { withClaim } from './request-claims.js';
 import { headerOf } from './outcome.js';
-import { feeAfterRelay, payAndResend } from './pay-and-resend.js';
+import { payAndResend } from './issue-steps.js';
+import { feeAfterRelay } from './steps/record.js';
+import { streamed402Text } from './steps/probe.js';
 import type { ProxyHeaders } from './requests.js';
 import type { RouterServices } from './services.js';
-
-/** The body a 402 must fit in to be read for its requirements (x402 v1 puts them in the JSON body). */
-const MAX_402_BODY_BYTES = 256 * 1024;
 
 export interface StreamRequest {
   /** The X-Router-* control headers, parsed (requests.ts ProxyHeaders). */
@@ -21,22 +18,6 @@ export interface StreamRequest {
   readonly method: string;
   /** Every header as received: the outbound module's scrubber drops X-Router-* (ours) with the rest it drops. */
   readonly headers: IncomingHeaders;
-}
-
-/** The whole body as text, or undefined past `limit` bytes (the stream is then destroyed). */
-async function readAll(body: Readable, limit: number): Promise<string | undefined> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const c of body) {
-    const b = c as Buffer;
-    size += b.length;
-    if (size > limit) {
-      body.destroy();
-      return undefined;
-    }
-    chunks.push(b);
-  }
-  return Buffer.concat(chunks).toString('utf8');
 }
 
 /**
@@ -64,6 +45,7 @@ export async function proxyStream(
         body: body.length > 0 ? body : undefined,
         upstreamAuthorization: h['x-router-upstream-authorization'],
       };
+      // probe: without payment.
       const probe = await services.upstream.stream(call);
       if (probe.type !== 'response') throw upstreamAppError(probe);
       if (probe.status !== 402) {
@@ -72,12 +54,8 @@ export async function proxyStream(
         await caller.relay(probe);
         return;
       }
-      // A 402 whose body breaks off (reset, stall) is the merchant's failure: 502, as /router/route answers it.
-      const text = await readAll(probe.body, MAX_402_BODY_BYTES).catch((err: unknown) => {
-        throw err instanceof UpstreamStreamError
-          ? upstreamAppError(err.outcome)
-          : new AppError('BCK.HTTP.0502', { details: "the merchant's 402 answer broke off" });
-      });
+      const text = await streamed402Text(probe.body);
+      // choose, price, sign, reserve, resend, record (issue-steps.ts); the fee leg waits for the relay.
       const {
         issued,
         response: paid,

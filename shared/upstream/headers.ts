@@ -229,7 +229,7 @@ export function scrubRequestHeaders(
     if (!isPaymentScheme(auth)) headers.authorization = auth;
   }
   if (extra.credential !== undefined) {
-    // Checked when choosing, before the payment (router/choose.ts); again here so no caller of the outbound module
+    // Checked when choosing, before the payment (router/steps/choose.ts); again here so no caller of the outbound module
     // can send a credential under a name that would reframe or reroute the request.
     const refused = credentialHeaderRefusal(extra.credential.name);
     if (refused !== undefined) return { ok: false, reason: `the payment credential field is refused: ${refused}` };

@@ -15,7 +15,7 @@ import {
   decodePaymentRequiredV2Value,
 } from '../../shared/protocols/x402-decode.js';
 import { AppError } from '../../shared/errors/app-error.js';
-import { chooseFromAnswer } from '../../shared/router/choose.js';
+import { chooseFromAnswer } from '../../shared/router/steps/choose.js';
 import type { RouterServices } from '../../shared/router/services.js';
 import type { DelegationRow } from '../../shared/router/delegation-snapshot.js';
 import { toCredentialHeader } from '../../shared/router/credential-header.js';

@@ -5,7 +5,7 @@ import { encodeBase64 } from '../../shared/protocols/encoding.js';
 import * as Challenge from '../../shared/protocols/mpp/challenge.js';
 import * as PaymentRequest from '../../shared/protocols/mpp/payment-request.js';
 import { preparePayment } from '../../shared/protocols/payment.js';
-import { chooseFromAnswer } from '../../shared/router/choose.js';
+import { chooseFromAnswer } from '../../shared/router/steps/choose.js';
 import type { RouterServices } from '../../shared/router/services.js';
 import type { DelegationRow } from '../../shared/router/delegation-snapshot.js';
 import { assetOf } from '../support/merchants/fixtures.js';

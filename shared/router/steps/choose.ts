@@ -1,16 +1,16 @@
-// Step 5: detect and choose what to pay, with the delegation's restrictions, the paying wallet and the operator's
-// settings.
+// Step "choose" (router flow step 5): detect and choose what to pay, with the delegation's restrictions, the paying
+// wallet and the operator's settings. Called by the orchestrator (../issue-steps.ts); calls no other step.
 import { getAddress } from 'viem';
-import { AppError } from '../errors/app-error.js';
-import { type Asset, NETWORKS } from '../assets.js';
-import { decodeBase64, isJsonObject, parseJson } from '../protocols/encoding.js';
-import { exceedsJsonDepth } from '../protocols/json-depth.js';
-import { type PaymentChoice, type UpstreamAnswer, choosePayment } from '../protocols/payment.js';
-import type { NoChoice } from '../protocols/reasons.js';
-import { credentialHeaderRefusal } from '../upstream/index.js';
-import { currencyPays, fundedSymbol } from '../spend/index.js';
-import type { RouterServices } from './services.js';
-import type { DelegationRow } from './delegation-snapshot.js';
+import { AppError } from '../../errors/app-error.js';
+import { type Asset, NETWORKS } from '../../assets.js';
+import { decodeBase64, isJsonObject, parseJson } from '../../protocols/encoding.js';
+import { exceedsJsonDepth } from '../../protocols/json-depth.js';
+import { type PaymentChoice, type UpstreamAnswer, choosePayment } from '../../protocols/payment.js';
+import type { NoChoice } from '../../protocols/reasons.js';
+import { credentialHeaderRefusal } from '../../upstream/index.js';
+import { currencyPays, fundedSymbol } from '../../spend/index.js';
+import type { RouterServices } from '../services.js';
+import type { DelegationRow } from '../delegation-snapshot.js';
 
 /**
  * `payer`: the paying wallet, which an offer may not name as its payee; `spender`, when an organization wallet pays,
@@ -39,7 +39,7 @@ export function chooseOptions(
     payer,
     spender,
     mppAssets,
-    // An MPP challenge naming a field the outbound module would refuse is refused here, before issuePayment,
+    // An MPP challenge naming a field the outbound module would refuse is refused here, before the payment,
     // so the payment is never made for a credential that cannot be sent.
     credentialHeaderRefusal,
   };
