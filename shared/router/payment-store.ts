@@ -4,7 +4,7 @@
 import type { InferEntity } from '@mikro-orm/core';
 import { raw } from '@mikro-orm/sql';
 import type { ServiceContext } from '../context.js';
-import { type FeeStatus, type PaymentStatus, RouterPayment } from '../db/entities/index.js';
+import { type PaymentStatus, RouterPayment } from '../db/entities/index.js';
 import type { SqlTx } from '../db/sql.js';
 import type { PaymentOwner } from './principal.js';
 
@@ -148,18 +148,6 @@ export async function resolveFeeIn(
     "update router_payment set fee_status = ?, updated_at = ? where id = ? and fee_status = 'reserved'",
     [feeStatus, now, paymentId],
   );
-  return n === 1;
-}
-
-export async function setPaymentStatus(
-  ctx: ServiceContext,
-  paymentId: string,
-  from: readonly PaymentStatus[],
-  to: { status: PaymentStatus; txHash?: string | null; failureReason?: string | null; feeStatus?: FeeStatus },
-): Promise<boolean> {
-  const n = await ctx.db
-    .em()
-    .nativeUpdate(RouterPayment, { id: paymentId, status: { $in: [...from] } }, { ...to, updatedAt: ctx.now() });
   return n === 1;
 }
 
