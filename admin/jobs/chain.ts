@@ -6,8 +6,8 @@ import type { ServiceContext } from '../../shared/context.js';
 import { reconcileChainOrders } from '../../shared/credits/chain-order.js';
 import type { Logger } from '../../shared/log.js';
 import { type Job, messageOf } from './job.js';
-import { collectFeesOnce } from '../../shared/router/chain-fee-collector.js';
-import { reconcileOnce } from '../../shared/router/chain-reconciler.js';
+import { collectFeesOnce } from './chain-fee-collector.js';
+import { reconcileOnce } from './chain-reconciler.js';
 import type { ChainClient } from '../../shared/settlement/chain/client.js';
 
 export function chainJob(ctx: ServiceContext, chain: ChainClient, log: Logger): Job {

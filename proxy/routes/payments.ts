@@ -1,10 +1,10 @@
 // The router's JSON endpoints: mode A, mode B, the settled record, the ledger and its summary.
-import { issueCredential } from '../../shared/router/credentials.js';
+import { issueCredential } from '../../shared/router/flows/credentials.js';
 import { countPayments, listPayments } from '../../shared/router/payment-listing.js';
 import { paymentsCsv } from '../../shared/router/payments-csv.js';
 import { paymentsSummary } from '../../shared/router/payments-summary.js';
 import { recordSettled } from '../../shared/router/payment-settled.js';
-import { routePaid, routerSlot } from '../../shared/router/route.js';
+import { routePaid, routerSlot } from '../../shared/router/flows/route.js';
 import { type RouterPrincipal, paymentOwnerOf } from '../../shared/router/principal.js';
 import {
   CommerceRouteBody,

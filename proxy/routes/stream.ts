@@ -1,12 +1,12 @@
 // The streaming variant of mode B (ALL /api/v1/router/proxy, aliases /api/v1/proxy and /proxy): parse the control
-// headers, take the user's slot, hand the call to the service (shared/router/stream.ts) with the caller's side of
+// headers, take the user's slot, hand the call to the service (shared/router/flows/stream.ts) with the caller's side of
 // the connection as its CallerChannel.
 import type { ApiKeyCaller } from '../../shared/auth/caller.js';
-import { routerSlot } from '../../shared/router/route.js';
+import { routerSlot } from '../../shared/router/flows/route.js';
 import { ProxyHeaders } from '../../shared/router/requests.js';
 import { PROXY_ROUTES } from '../../shared/router/routes.js';
 import type { RouterServices } from '../../shared/router/services.js';
-import { proxyStream } from '../../shared/router/stream.js';
+import { proxyStream } from '../../shared/router/flows/stream.js';
 import { NodeCallerChannel } from '../http/caller-channel.js';
 import { parseOr400 } from '../http/json.js';
 import type { RouteTable, RouterRequest } from '../http/route-table.js';

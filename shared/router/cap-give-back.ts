@@ -9,7 +9,7 @@ import { resolveFeeIn } from './payment-store.js';
 /**
  * Releases a reserved fee leg inside the caller's transaction: fee_status to `released` (once: false if it was no
  * longer reserved) and its cap share given back. The one release of a fee leg, for the paid call's
- * outcome (steps/record.ts) and for the sweep of legs nobody resolved (fee-sweep.ts).
+ * outcome (steps/record.ts) and for the sweep of legs nobody resolved (admin/jobs/fee-sweep.ts).
  */
 export async function releaseFeeLegIn(
   tx: SqlTx,

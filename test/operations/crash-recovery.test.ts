@@ -4,7 +4,7 @@
 // retry every call that did not answer, with the same requestId), every cap equals the sum of its charges, and the
 // fee legs the dead process left reserved are given back by the sweep.
 import test from 'ava';
-import { releaseStaleFeeLegs } from '../../shared/router/fee-sweep.js';
+import { releaseStaleFeeLegs } from '../../admin/jobs/fee-sweep.js';
 import { apiClient } from '../support/http.js';
 import { forEachDb } from '../support/matrix.js';
 import { assertPaymentsWhole } from '../support/payment-records.js';

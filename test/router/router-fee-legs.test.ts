@@ -4,7 +4,7 @@
 // released by the admin's sweep once older than ROUTER_FEE_SWEEP_AFTER_SECS, exactly once.
 import test from 'ava';
 import { RouterPayment, TokenLedger } from '../../shared/db/entities/index.js';
-import { releaseStaleFeeLegs } from '../../shared/router/fee-sweep.js';
+import { releaseStaleFeeLegs } from '../../admin/jobs/fee-sweep.js';
 import { forEachDb } from '../support/matrix.js';
 import {
   FEE_RECIPIENT,

@@ -30,7 +30,7 @@ const ENV = {
   // One call in flight per user: a slot a stalled upload kept would refuse the user's next call (429).
   ROUTER_MAX_CONCURRENT_PER_USER: '1',
 };
-/** Route's own bound on JSON nesting (shared/router/route.ts MAX_JSON_DEPTH). */
+/** Route's own bound on JSON nesting (shared/router/flows/route.ts MAX_JSON_DEPTH). */
 const MAX_DEPTH = 512;
 
 const nested = (depth: number) => `${'['.repeat(depth)}${']'.repeat(depth)}`;

@@ -18,7 +18,7 @@ import { MULTICALL3 } from '../../shared/settlement/chain/client.js';
 import { custodialKeyOf } from '../../shared/settlement/chain/custodial-key.js';
 import { privateKeyToAccount } from 'viem/accounts';
 import { decodePaymentRequiredV2 } from '../../shared/protocols/x402-decode.js';
-import { collectFeesOnce } from '../../shared/router/chain-fee-collector.js';
+import { collectFeesOnce } from '../../admin/jobs/chain-fee-collector.js';
 import { chainClientOf } from '../../shared/settlement/backend.js';
 import { walletBalances } from '../../shared/settlement/wallet-report.js';
 import { OperatorCannotPay } from '../../shared/settlement/chain/client.js';

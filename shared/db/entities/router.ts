@@ -6,7 +6,7 @@ import { Int64Type } from '../int64-type.js';
  * Failed (the merchant refused the paid call). With the rpc settlement backend the chain decides in the end: an
  * authorization used on chain is Settled, one still unused when its validBefore passed is Expired (its cap charge
  * given back). `Pending` is never written now: an earlier version wrote a claim
- * row first, and one left behind by a crash is read only to be skipped (payment-store.ts whereOf, fee-sweep.ts).
+ * row first, and one left behind by a crash is read only to be skipped (shared/router/payment-store.ts whereOf and staleFeeLegs).
  */
 export const PAYMENT_STATUSES = ['Issued', 'Settled', 'Failed', 'Pending', 'Expired'] as const;
 export type PaymentStatus = (typeof PAYMENT_STATUSES)[number];
@@ -37,7 +37,7 @@ export const RouterPayment = defineEntity({
     // A connector's listing of its own grant's payments.
     { properties: ['grantId', 'createdAt'] },
     { properties: ['delegationId', 'createdAt'] },
-    // The fee sweep's (fee-sweep.ts): only payments whose fee leg waits for an answer are in it, a handful.
+    // The fee sweep's (payment-store.ts staleFeeLegs): only payments whose fee leg waits for an answer are in it, a handful.
     { name: 'router_payment_fee_reserved_index', properties: ['createdAt'], where: "fee_status = 'reserved'" },
   ],
   properties: {

@@ -132,7 +132,7 @@ export type RecordedOutcome = { status: string; txHash: string | null; feeDeferr
 /**
  * finishPayment, never failing the paid call: the payment committed and the merchant answered, so a database
  * error now (a busy lock, a dropped connection) must not cost the caller the answer it paid for. The payment
- * stays Issued and its fee leg reserved, for the admin's sweep (fee-sweep.ts) to release.
+ * stays Issued and its fee leg reserved, for the admin's sweep (admin/jobs/fee-sweep.ts) to release.
  */
 export async function recordOutcome(
   services: RouterServices,

@@ -5,6 +5,7 @@
 // leaves `reserved` exactly once: when a balance read at or after its block counts it (`reflected`), or when it can
 // no longer be used (`released`). Every change locks the chain_balance row first (a conditional UPDATE), so the
 // read of what a balance reflects and the change of `reserved` cannot interleave with another process's.
+import { type Address, type Hex, getAddress } from 'viem';
 import type { SqlRow, SqlTx, SqlValue } from '../../db/sql.js';
 import { int64 } from '../../db/sql.js';
 import { InsufficientFunds } from '../token-ledger.js';
@@ -175,4 +176,97 @@ export async function reservedOfIn(tx: SqlTx, address: string, asset: string): P
     [address, asset],
   );
   return int64(rows[0]?.reserved ?? 0);
+}
+
+/** An open merchant leg of a router payment: the authorization the chain reconciler asks the token about. */
+export interface OpenRouterLeg {
+  readonly id: string;
+  readonly address: Address;
+  readonly asset: Address;
+  readonly nonce: Hex;
+  readonly validBefore: bigint;
+  readonly fromBlock: bigint;
+}
+
+/** Up to `max` open merchant legs, oldest first. */
+export async function openRouterLegsIn(tx: SqlTx, max: number): Promise<OpenRouterLeg[]> {
+  const rows = await tx.all(
+    `select id, address, asset, auth_nonce, valid_before, from_block from chain_reservation
+     where status = 'open' and kind = 'router' order by created_at limit ${Number(max)}`,
+  );
+  return rows.map((r) => ({
+    id: String(r.id),
+    address: String(r.address) as Address,
+    asset: String(r.asset) as Address,
+    nonce: String(r.auth_nonce) as Hex,
+    validBefore: int64(r.valid_before),
+    fromBlock: int64(r.from_block),
+  }));
+}
+
+/** A fee leg decided paid whose merchant leg the chain saw used, with what collecting it needs of its payment. */
+export interface DueFee {
+  readonly reservationId: string;
+  readonly paymentId: string;
+  readonly userId: string;
+  readonly delegationId: string;
+  readonly buyer: Address;
+  readonly asset: Address;
+  readonly recipient: Address;
+  readonly amount: bigint;
+  readonly feeCents: bigint;
+  /** The transfer authorization an earlier run wrote before sending it, if any. */
+  readonly nonce: Hex | null;
+  readonly validBefore: bigint | null;
+  readonly fromBlock: bigint;
+}
+
+/**
+ * Up to `max` fee legs to collect, oldest first: open `router_fee` reservations whose payment's fee leg is settled
+ * and not yet collected, and whose merchant leg was used on chain (a fee on a payment that never happened is never
+ * taken). Reads router_payment beside this table's rows: the one statement here that joins it.
+ */
+export async function dueFeesIn(tx: SqlTx, max: number): Promise<DueFee[]> {
+  const rows = await tx.all(
+    `select f.id, f.reference, f.address, f.asset, f.amount, f.auth_nonce, f.valid_before, f.from_block,
+            p.user_id, p.delegation_id, p.fee_recipient, p.fee_cents
+     from chain_reservation f
+     join router_payment p on p.id = f.reference
+     join chain_reservation m on m.id = f.reference
+     where f.status = 'open' and f.kind = 'router_fee' and p.fee_status = 'settled' and p.fee_tx_hash is null
+       and m.status in ('spent', 'reflected')
+     order by f.created_at limit ${Number(max)}`,
+  );
+  return rows.map((r) => ({
+    reservationId: String(r.id),
+    paymentId: String(r.reference),
+    userId: String(r.user_id),
+    delegationId: String(r.delegation_id),
+    buyer: getAddress(String(r.address)),
+    asset: getAddress(String(r.asset)),
+    recipient: getAddress(String(r.fee_recipient)),
+    amount: int64(r.amount),
+    feeCents: int64(r.fee_cents),
+    nonce: r.auth_nonce === null ? null : (String(r.auth_nonce) as Hex),
+    validBefore: r.valid_before === null ? null : int64(r.valid_before),
+    fromBlock: int64(r.from_block),
+  }));
+}
+
+/**
+ * Writes the fee transfer's authorization on its reservation BEFORE it is sent, so that a later run asks the token
+ * whether it was used instead of signing a second one. False if another process took the leg meanwhile (it is no
+ * longer open, or holds another authorization than `previousNonce`).
+ */
+export async function setFeeAuthorizationIn(
+  tx: SqlTx,
+  reservationId: string,
+  auth: { nonce: Hex; validBefore: bigint; previousNonce: Hex | null },
+  now: Date,
+): Promise<boolean> {
+  const n = await tx.run(
+    "update chain_reservation set auth_nonce = ?, valid_before = ?, updated_at = ? where id = ? and status = 'open' and (auth_nonce is null or auth_nonce = ?)",
+    [auth.nonce, auth.validBefore, now, reservationId, auth.previousNonce ?? ''],
+  );
+  return n === 1;
 }

@@ -1,15 +1,15 @@
 // Mode B (POST /router/route, and the commerce route with an OAuth principal): probe the merchant, pay its 402 and
 // relay the answer (router flow steps 1-8, docs/architecture.md; the steps after the probe: issue-steps.ts).
-import type { RouterPrincipal } from './principal.js';
-import { AppError } from '../errors/app-error.js';
+import type { RouterPrincipal } from '../principal.js';
+import { AppError } from '../../errors/app-error.js';
 import { payAndResend } from './issue-steps.js';
-import type { RouterServices } from './services.js';
-import { feeRecord } from './fees.js';
-import { withClaim } from './request-claims.js';
+import type { RouterServices } from '../services.js';
+import { feeRecord } from '../fees.js';
+import { withClaim } from '../request-claims.js';
 import { headerOf } from './outcome.js';
-import { settlementRecord } from './responses.js';
-import type { RouteBody } from './requests.js';
-import { answerText, refuseDeepBody, relayBody, responseOrThrow, routeCall } from './steps/probe.js';
+import { settlementRecord } from '../responses.js';
+import type { RouteBody } from '../requests.js';
+import { answerText, refuseDeepBody, relayBody, responseOrThrow, routeCall } from '../steps/probe.js';
 
 /**
  * router flow step 2 (docs/architecture.md): one of the user's ROUTER_MAX_CONCURRENT_PER_USER slots (429 BCK.ROUTER.0007 when none is

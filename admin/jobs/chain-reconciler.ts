@@ -6,22 +6,23 @@
 //             block.timestamp < validBefore): the payment is Expired, the reservation released, and the cap charge
 //             (the fee leg's share too, unless its fee was collected) given back, exactly once: the reservation's
 //             move off `open` in the same transaction is what makes it once, whichever process runs it.
-import type { Address, Hex } from 'viem';
-import type { ServiceContext } from '../context.js';
-import type { SqlTx } from '../db/sql.js';
-import { int64 } from '../db/sql.js';
-import type { ChainClient } from '../settlement/chain/client.js';
-import { feeReservationId, markSpentIn, releaseReservationIn } from '../settlement/chain/reservations.js';
-import { giveBackCapIn } from './cap-give-back.js';
-
-interface OpenLeg {
-  id: string;
-  address: Address;
-  asset: Address;
-  nonce: Hex;
-  validBefore: bigint;
-  fromBlock: bigint;
-}
+import type { Hex } from 'viem';
+import type { ServiceContext } from '../../shared/context.js';
+import type { SqlTx } from '../../shared/db/sql.js';
+import { giveBackCapIn } from '../../shared/router/cap-give-back.js';
+import {
+  expirePaymentIn,
+  expiringPaymentIn,
+  releaseFeeStatusIn,
+  settleOnChainIn,
+} from '../../shared/router/payment-store.js';
+import type { ChainClient } from '../../shared/settlement/chain/client.js';
+import {
+  feeReservationId,
+  markSpentIn,
+  openRouterLegsIn,
+  releaseReservationIn,
+} from '../../shared/settlement/chain/reservations.js';
 
 export interface ReconcileResult {
   settled: number;
@@ -30,24 +31,11 @@ export interface ReconcileResult {
 
 /** One pass over up to `max` open merchant legs, oldest first. */
 export async function reconcileOnce(ctx: ServiceContext, chain: ChainClient, max = 200): Promise<ReconcileResult> {
-  const rows = await ctx.db.sql.transaction((tx) =>
-    tx.all(
-      `select id, address, asset, auth_nonce, valid_before, from_block from chain_reservation
-       where status = 'open' and kind = 'router' order by created_at limit ${max}`,
-    ),
-  );
+  const legs = await ctx.db.sql.transaction((tx) => openRouterLegsIn(tx, max));
   const result: ReconcileResult = { settled: 0, expired: 0 };
-  if (rows.length === 0) return result;
+  if (legs.length === 0) return result;
   const latest = await chain.latestBlock();
-  for (const r of rows) {
-    const leg: OpenLeg = {
-      id: String(r.id),
-      address: String(r.address) as Address,
-      asset: String(r.asset) as Address,
-      nonce: String(r.auth_nonce) as Hex,
-      validBefore: int64(r.valid_before),
-      fromBlock: int64(r.from_block),
-    };
+  for (const leg of legs) {
     if (await chain.authorizationUsed(leg.asset, leg.address, leg.nonce, latest.number)) {
       const from = leg.fromBlock < 0n ? 0n : leg.fromBlock;
       const use = await chain.findAuthorizationUse(leg.asset, leg.address, leg.nonce, from, latest.number);
@@ -65,40 +53,29 @@ export async function reconcileOnce(ctx: ServiceContext, chain: ChainClient, max
 
 async function settleIn(tx: SqlTx, id: string, spent: { block: bigint; txHash: Hex | null }, now: Date) {
   if (!(await markSpentIn(tx, id, { block: spent.block, txHash: spent.txHash ?? '' }, now))) return false;
-  // The chain's transaction replaces whatever a merchant's receipt claimed; Failed too (the merchant refused the
-  // call but collected the authorization anyway: it was paid).
-  await tx.run(
-    "update router_payment set status = 'Settled', tx_hash = coalesce(?, tx_hash), updated_at = ? where id = ? and status in ('Issued', 'Failed', 'Settled')",
-    [spent.txHash?.toLowerCase() ?? null, now, id],
-  );
+  await settleOnChainIn(tx, id, spent.txHash?.toLowerCase() ?? null, now);
   return true;
 }
 
 async function expireIn(tx: SqlTx, id: string, now: Date): Promise<boolean> {
   if (!(await releaseReservationIn(tx, id, now))) return false;
-  const [p] = await tx.all(
-    'select user_id, delegation_id, cap_charged_cents, fee_cents, fee_status, fee_tx_hash from router_payment where id = ?',
-    [id],
-  );
+  const p = await expiringPaymentIn(tx, id);
   if (p === undefined) return true;
-  await tx.run("update router_payment set status = 'Expired', updated_at = ? where id = ?", [now, id]);
+  await expirePaymentIn(tx, id, now);
   // The fee leg goes with the payment it was a fee on, unless the operator collected it already.
-  const feeUncollected =
-    (p.fee_status === 'reserved' || p.fee_status === 'settled') && (p.fee_tx_hash === null || p.fee_tx_hash === '');
-  const feeCents = int64(p.fee_cents);
-  const capCents = int64(p.cap_charged_cents);
+  const feeUncollected = (p.feeStatus === 'reserved' || p.feeStatus === 'settled') && (p.feeTxHash ?? '') === '';
   // The fee's share left the cap already if the leg was released before.
-  let cents = p.fee_status === 'released' ? capCents - feeCents : capCents;
+  let cents = p.feeStatus === 'released' ? p.capChargedCents - p.feeCents : p.capChargedCents;
   if (feeUncollected) {
-    await tx.run("update router_payment set fee_status = 'released', updated_at = ? where id = ?", [now, id]);
+    await releaseFeeStatusIn(tx, id, now);
     await releaseReservationIn(tx, feeReservationId(id), now);
-  } else if (p.fee_status === 'settled') cents -= feeCents;
+  } else if (p.feeStatus === 'settled') cents -= p.feeCents;
   await giveBackCapIn(
     tx,
     {
       paymentId: id,
-      delegationId: String(p.delegation_id),
-      userId: String(p.user_id),
+      delegationId: p.delegationId,
+      userId: p.userId,
       cents,
       description: 'authorization expired unused',
     },

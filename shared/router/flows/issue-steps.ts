@@ -2,8 +2,8 @@
 // every mode; then, for mode B (/router/route, the commerce route) and the streaming /router/proxy, resend and
 // record. Each step is a module under steps/ that takes plain values and returns its result here; no step calls
 // another or calls back. The probe (steps/probe.ts) is the entry point's own: route.ts buffers, stream.ts streams.
-import type { RouterPrincipal } from './principal.js';
-import type { PaymentChoice, UpstreamAnswer } from '../protocols/payment.js';
+import type { RouterPrincipal } from '../principal.js';
+import type { PaymentChoice, UpstreamAnswer } from '../../protocols/payment.js';
 import {
   type CredentialHeader,
   type Failed,
@@ -11,19 +11,19 @@ import {
   REASON,
   type Refused,
   upstreamAppError,
-} from '../upstream/index.js';
-import type { RouterServices } from './services.js';
-import type { ClaimHandle } from './request-claims.js';
-import { spendableDelegation } from './spendable-delegation.js';
-import { payerOf } from './payer.js';
+} from '../../upstream/index.js';
+import type { RouterServices } from '../services.js';
+import type { ClaimHandle } from '../request-claims.js';
+import { spendableDelegation } from '../spendable-delegation.js';
+import { payerOf } from '../payer.js';
 import { outcomeOf } from './outcome.js';
-import { chooseFromAnswer } from './steps/choose.js';
-import { priceLeg } from './steps/price.js';
-import { signLeg } from './steps/sign.js';
-import { type IssuedPayment, reserve } from './steps/reserve.js';
-import { paidCallError, resendPaid } from './steps/resend.js';
-import { type RecordedOutcome, recordOutcome } from './steps/record.js';
-import { choiceProtocol, countPayment, countRefusedPayment, protocolLabel } from '../metrics/payments.js';
+import { chooseFromAnswer } from '../steps/choose.js';
+import { priceLeg } from '../steps/price.js';
+import { signLeg } from '../steps/sign.js';
+import { type IssuedPayment, reserve } from '../steps/reserve.js';
+import { paidCallError, resendPaid } from '../steps/resend.js';
+import { type RecordedOutcome, recordOutcome } from '../steps/record.js';
+import { choiceProtocol, countPayment, countRefusedPayment, protocolLabel } from '../../metrics/payments.js';
 
 export interface IssueRequest {
   readonly delegationId: string;

@@ -1,8 +1,8 @@
 // Step 8: what the merchant's answer to the paid call says about the payment.
-import * as Receipt from '../protocols/mpp/receipt.js';
-import { decodeX402Receipt } from '../protocols/x402-decode.js';
-import type { OutgoingHeaders } from '../upstream/index.js';
-import type { PaidOutcome } from './steps/record.js';
+import * as Receipt from '../../protocols/mpp/receipt.js';
+import { decodeX402Receipt } from '../../protocols/x402-decode.js';
+import type { OutgoingHeaders } from '../../upstream/index.js';
+import type { PaidOutcome } from '../steps/record.js';
 
 export function headerOf(headers: OutgoingHeaders, name: string): string | undefined {
   const v = headers[name.toLowerCase()];

@@ -7,36 +7,27 @@
 // BEFORE it is sent, so a later run that finds them asks the token whether that authorization was used, instead of
 // signing a second one. The same key signs the same message to the same signature (RFC 6979), so sending it again
 // is harmless: the token refuses a used nonce. An authorization unused past its validBefore is replaced.
-import { type Address, type Hex, getAddress } from 'viem';
+import type { Address, Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { operatorKeyOf } from '../accounts/service-wallets.js';
-import { NETWORKS } from '../assets.js';
-import type { ServiceContext } from '../context.js';
-import { int64 } from '../db/sql.js';
-import { randomNonce, signAuthorization } from '../protocols/eip3009.js';
-import type { ChainClient } from '../settlement/chain/client.js';
-import { TransferRefused } from '../settlement/chain/client.js';
-import { custodialKeyOf } from '../settlement/chain/custodial-key.js';
-import { markSpentIn, releaseReservationIn } from '../settlement/chain/reservations.js';
-import { giveBackCapIn } from './cap-give-back.js';
+import { operatorKeyOf } from '../../shared/accounts/service-wallets.js';
+import { NETWORKS } from '../../shared/assets.js';
+import type { ServiceContext } from '../../shared/context.js';
+import { randomNonce, signAuthorization } from '../../shared/protocols/eip3009.js';
+import { giveBackCapIn } from '../../shared/router/cap-give-back.js';
+import { recordFeeTransactionIn, releaseFeeStatusIn } from '../../shared/router/payment-store.js';
+import type { ChainClient } from '../../shared/settlement/chain/client.js';
+import { TransferRefused } from '../../shared/settlement/chain/client.js';
+import { custodialKeyOf } from '../../shared/settlement/chain/custodial-key.js';
+import {
+  type DueFee,
+  dueFeesIn,
+  markSpentIn,
+  releaseReservationIn,
+  setFeeAuthorizationIn,
+} from '../../shared/settlement/chain/reservations.js';
 
 /** How long a fee transfer's authorization is valid: the operator sends it at once, this only bounds a stuck one. */
 const FEE_AUTH_TTL_SECS = 600n;
-
-interface DueFee {
-  reservationId: string;
-  paymentId: string;
-  userId: string;
-  delegationId: string;
-  buyer: Address;
-  asset: Address;
-  recipient: Address;
-  amount: bigint;
-  feeCents: bigint;
-  nonce: Hex | null;
-  validBefore: bigint | null;
-  fromBlock: bigint;
-}
 
 export interface CollectResult {
   collected: number;
@@ -45,37 +36,13 @@ export interface CollectResult {
 
 /** Collects up to `max` due fee legs, one after another (one operator account: its transactions are sequential). */
 export async function collectFeesOnce(ctx: ServiceContext, chain: ChainClient, max = 50): Promise<CollectResult> {
-  const rows = await ctx.db.sql.transaction((tx) =>
-    tx.all(
-      `select f.id, f.reference, f.address, f.asset, f.amount, f.auth_nonce, f.valid_before, f.from_block,
-              p.user_id, p.delegation_id, p.fee_recipient, p.fee_cents
-       from chain_reservation f
-       join router_payment p on p.id = f.reference
-       join chain_reservation m on m.id = f.reference
-       where f.status = 'open' and f.kind = 'router_fee' and p.fee_status = 'settled' and p.fee_tx_hash is null
-         and m.status in ('spent', 'reflected')
-       order by f.created_at limit ${max}`,
-    ),
-  );
+  const due = await ctx.db.sql.transaction((tx) => dueFeesIn(tx, max));
   const result: CollectResult = { collected: 0, refused: 0 };
-  if (rows.length === 0) return result;
+  if (due.length === 0) return result;
   const operator = privateKeyToAccount(await operatorKeyOf(ctx));
   const asset = (address: Address) => NETWORKS[ctx.config.ENVIRONMENT].assets.find((a) => a.address === address);
-  for (const r of rows) {
-    const fee: DueFee = {
-      reservationId: String(r.id),
-      paymentId: String(r.reference),
-      userId: String(r.user_id),
-      delegationId: String(r.delegation_id),
-      buyer: getAddress(String(r.address)),
-      asset: getAddress(String(r.asset)),
-      recipient: getAddress(String(r.fee_recipient)),
-      amount: int64(r.amount),
-      feeCents: int64(r.fee_cents),
-      nonce: r.auth_nonce === null ? null : (String(r.auth_nonce) as Hex),
-      validBefore: r.valid_before === null ? null : int64(r.valid_before),
-      fromBlock: int64(r.from_block),
-    };
+  for (const row of due) {
+    const fee: DueFee = row;
     const token = asset(fee.asset);
     if (token === undefined) continue;
     const latest = await chain.latestBlock();
@@ -87,28 +54,26 @@ export async function collectFeesOnce(ctx: ServiceContext, chain: ChainClient, m
         result.collected += 1;
         continue;
       }
-      if (latest.timestamp >= fee.validBefore) fee.nonce = null;
     }
-    if (fee.nonce === null || fee.validBefore === null) {
-      const nonce = randomNonce();
-      const validBefore = latest.timestamp + FEE_AUTH_TTL_SECS;
-      const n = await ctx.db.sql.transaction((tx) =>
-        tx.run(
-          "update chain_reservation set auth_nonce = ?, valid_before = ?, updated_at = ? where id = ? and status = 'open' and (auth_nonce is null or auth_nonce = ?)",
-          [nonce, validBefore, ctx.now(), fee.reservationId, fee.nonce ?? ''],
-        ),
+    // The authorization to send: the earlier run's while it can still be used, else a new one written first.
+    let auth: { nonce: Hex; validBefore: bigint };
+    if (fee.nonce !== null && fee.validBefore !== null && latest.timestamp < fee.validBefore)
+      auth = { nonce: fee.nonce, validBefore: fee.validBefore };
+    else {
+      auth = { nonce: randomNonce(), validBefore: latest.timestamp + FEE_AUTH_TTL_SECS };
+      const replacing = { ...auth, previousNonce: fee.nonce };
+      const took = await ctx.db.sql.transaction((tx) =>
+        setFeeAuthorizationIn(tx, fee.reservationId, replacing, ctx.now()),
       );
-      if (n !== 1) continue; // another process took it meanwhile
-      fee.nonce = nonce;
-      fee.validBefore = validBefore;
+      if (!took) continue; // another process took it meanwhile
     }
     const authorization = {
       from: fee.buyer,
       to: fee.recipient,
       value: fee.amount,
       validAfter: 0n,
-      validBefore: fee.validBefore,
-      nonce: fee.nonce,
+      validBefore: auth.validBefore,
+      nonce: auth.nonce,
     };
     const signature = signAuthorization(await custodialKeyOf(ctx, fee.buyer), authorization, token, chain.chainId);
     try {
@@ -123,7 +88,7 @@ export async function collectFeesOnce(ctx: ServiceContext, chain: ChainClient, m
       if (!(err instanceof TransferRefused)) throw err;
       // Refused by the token: used meanwhile (another run's send was mined) is collected; anything else (the buyer's
       // funds left the wallet outside payroute) means the fee cannot be taken: released, its cap share given back.
-      if (await chain.authorizationUsed(fee.asset, fee.buyer, fee.nonce, (await chain.latestBlock()).number)) continue;
+      if (await chain.authorizationUsed(fee.asset, fee.buyer, auth.nonce, (await chain.latestBlock()).number)) continue;
       await releaseFee(ctx, fee, err.reason);
       result.refused += 1;
     }
@@ -136,11 +101,7 @@ async function recordCollected(ctx: ServiceContext, fee: DueFee, use: { txHash: 
     async (tx) => {
       if (!(await markSpentIn(tx, fee.reservationId, { block: use.blockNumber, txHash: use.txHash }, ctx.now())))
         return;
-      await tx.run('update router_payment set fee_tx_hash = ?, updated_at = ? where id = ?', [
-        use.txHash.toLowerCase(),
-        ctx.now(),
-        fee.paymentId,
-      ]);
+      await recordFeeTransactionIn(tx, fee.paymentId, use.txHash.toLowerCase(), ctx.now());
     },
     { serializeOn: fee.buyer },
   );
@@ -151,10 +112,7 @@ async function releaseFee(ctx: ServiceContext, fee: DueFee, reason: string) {
   await ctx.db.sql.transaction(
     async (tx) => {
       if (!(await releaseReservationIn(tx, fee.reservationId, ctx.now()))) return;
-      await tx.run("update router_payment set fee_status = 'released', updated_at = ? where id = ?", [
-        ctx.now(),
-        fee.paymentId,
-      ]);
+      await releaseFeeStatusIn(tx, fee.paymentId, ctx.now());
       await giveBackCapIn(
         tx,
         { ...fee, cents: fee.feeCents, description: `fee leg not collected on chain: ${reason}`.slice(0, 200) },

@@ -1,16 +1,16 @@
 // The streaming variant of mode B (ALL /api/v1/router/proxy, aliases /api/v1/proxy and /proxy): the request body
 // is buffered (a paid call re-sends it), the answer streams back with X-Router-Payment-*. Steps as in route.ts;
 // the caller's connection is reached only through the CallerChannel port (caller-channel.ts).
-import type { ApiKeyCaller } from '../auth/caller.js';
-import { type IncomingHeaders, upstreamAppError } from '../upstream/index.js';
-import type { CallerChannel } from './caller-channel.js';
-import { withClaim } from './request-claims.js';
+import type { ApiKeyCaller } from '../../auth/caller.js';
+import { type IncomingHeaders, upstreamAppError } from '../../upstream/index.js';
+import type { CallerChannel } from '../caller-channel.js';
+import { withClaim } from '../request-claims.js';
 import { headerOf } from './outcome.js';
 import { payAndResend } from './issue-steps.js';
-import { feeAfterRelay } from './steps/record.js';
-import { streamed402Text } from './steps/probe.js';
-import type { ProxyHeaders } from './requests.js';
-import type { RouterServices } from './services.js';
+import { feeAfterRelay } from '../steps/record.js';
+import { streamed402Text } from '../steps/probe.js';
+import type { ProxyHeaders } from '../requests.js';
+import type { RouterServices } from '../services.js';
 
 export interface StreamRequest {
   /** The X-Router-* control headers, parsed (requests.ts ProxyHeaders). */

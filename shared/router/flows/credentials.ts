@@ -1,18 +1,18 @@
 // Mode A (POST /router/payments): issue a payment credential for requirements the caller fetched itself
 // (router flow steps 1, 3, 5-7 of docs/architecture.md, without calling the merchant): the steps
 // choose, price, sign and reserve of issue-steps.ts.
-import type { ApiKeyCaller } from '../auth/caller.js';
-import { AppError } from '../errors/app-error.js';
-import { MAX_JSON_DEPTH, exceedsJsonDepth } from '../protocols/json-depth.js';
-import { type UpstreamAnswer, malformedOffer } from '../protocols/payment.js';
-import { refusal } from './steps/choose.js';
-import type { RouterServices } from './services.js';
-import { feeRecord } from './fees.js';
-import { withClaim } from './request-claims.js';
+import type { ApiKeyCaller } from '../../auth/caller.js';
+import { AppError } from '../../errors/app-error.js';
+import { MAX_JSON_DEPTH, exceedsJsonDepth } from '../../protocols/json-depth.js';
+import { type UpstreamAnswer, malformedOffer } from '../../protocols/payment.js';
+import { refusal } from '../steps/choose.js';
+import type { RouterServices } from '../services.js';
+import { feeRecord } from '../fees.js';
+import { withClaim } from '../request-claims.js';
 import { issue } from './issue-steps.js';
-import { settlementRecord } from './responses.js';
-import type { CredentialBody } from './requests.js';
-import { countPayment, protocolLabel } from '../metrics/payments.js';
+import { settlementRecord } from '../responses.js';
+import type { CredentialBody } from '../requests.js';
+import { countPayment, protocolLabel } from '../../metrics/payments.js';
 
 /** The caller's target as the merchant's 402 would have carried it, so one chooser serves every mode. */
 function answerOf(body: CredentialBody): UpstreamAnswer {
