@@ -25,6 +25,10 @@ export const userWalletKeyOf = (em: Em, walletAddress: string) =>
 
 export const apiKeyByHash = (em: Em, keyHash: string) => em.findOne(ApiKey, { keyHash });
 
+/** The user's key `id` if it is not revoked. */
+export const activeApiKeyOf = (em: Em, userId: string, id: string) =>
+  em.findOne(ApiKey, { id, userId, revokedAt: null });
+
 export async function insertApiKey(
   em: Em,
   row: { id: string; userId: string; keyHash: string; keyPrefix: string; environment: string; revokedAt: null },

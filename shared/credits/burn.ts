@@ -3,7 +3,6 @@
 // the bounded `burned` UPDATE, the lots and their ledger row). Any refusal throws and the transaction rolls back:
 // nothing is burnt and the burn key stays free for a retry.
 import type { ServiceContext } from '../context.js';
-import { Agent } from '../db/entities/index.js';
 import { AppError } from '../errors/app-error.js';
 import type { TokenSigner } from '../keys/signing-keys.js';
 import { toWire } from '../money.js';
@@ -12,6 +11,7 @@ import { DuplicateBurn, type NewBurn, agentRequestOf, burnIn, burnedAmountOf } f
 import { InsufficientCredits, creditBalance } from './store/lots.js';
 import { verifyProof } from './tokens.js';
 import { type RedeemBody, type SubTaskBody, planIdOf } from './requests.js';
+import { agentById } from '../registry/store/agents.js';
 
 const requestNotFound = (id: string): AppError =>
   new AppError('BCK.PROTOCOL.0024', {
@@ -72,7 +72,7 @@ export async function redeem(
     throw new AppError('BCK.PROTOCOL.0022', { details: 'the proof was issued for another plan or holder' });
   }
   const em = ctx.db.em();
-  const agent = await em.findOne(Agent, { id: claims.agentId });
+  const agent = await agentById(em, claims.agentId);
   if (agent === null || agent.ownerId !== caller.userId) {
     throw new AppError('BCK.PROTOCOL.0004', {
       details: `agent ${claims.agentId} not found`,
@@ -130,7 +130,7 @@ export async function recordSubTask(ctx: ServiceContext, caller: ActingUser, inp
   const em = ctx.db.em();
   const request = await agentRequestOf(em, input.agentRequestId);
   if (request === undefined) throw requestNotFound(input.agentRequestId);
-  const agent = await em.findOne(Agent, { id: request.agentId });
+  const agent = await agentById(em, request.agentId);
   // Another owner's request is reported exactly like an unknown one.
   if (agent === null || agent.ownerId !== caller.userId) throw requestNotFound(input.agentRequestId);
   const tag = input.tag ?? 'default';

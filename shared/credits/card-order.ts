@@ -6,7 +6,6 @@
 import { randomUUID } from 'node:crypto';
 import type { ActingUser } from '../auth/caller.js';
 import type { ServiceContext } from '../context.js';
-import { Delegation } from '../db/entities/index.js';
 import { type SqlTx, emSql } from '../db/sql.js';
 import type { Em } from '../db/orm.js';
 import { AppError } from '../errors/app-error.js';
@@ -22,6 +21,7 @@ import {
   spendRefusalError,
 } from '../spend/index.js';
 import { FIAT_PROVIDERS } from '../delegations/requests.js';
+import { findOwnDelegation } from '../delegations/store.js';
 import { type PlanPrice, delegationCanPay, planPrice } from './funding.js';
 import type { PlanRow } from './lookup.js';
 import { planOr404 } from './lookup.js';
@@ -123,7 +123,7 @@ export async function orderPlanByCard(
   const plan = await planOr404(em, rawPlanId);
   assertPurchasable(plan);
   const account = delegationAccount(buyer.delegationId, buyer.userId);
-  const delegation = await em.findOne(Delegation, { id: buyer.delegationId, userId: buyer.userId });
+  const delegation = await findOwnDelegation(em, buyer.userId, buyer.delegationId);
   if (delegation === null) throw refusalError(account, { reason: 'not_found' });
   const now = ctx.now();
   const price = planPrice(plan, ctx.config.ENVIRONMENT);

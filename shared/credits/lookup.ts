@@ -1,12 +1,14 @@
-// Plans and agents as the credit services see them (read straight from the registry entities).
+// Plans and agents as the credit services see them (read through the registry's store).
 //
 // Visibility: a listed object, or one of the caller's own. For plans one more case: a holder of the
 // plan's credits still sees an unlisted plan, because "subscribers keep spending credits they hold" (interface,
 // listing-flag table) and spending needs an access token for the plan.
-import { Agent, AgentPlan, Plan } from '../db/entities/index.js';
 import type { Em } from '../db/orm.js';
 import { AppError } from '../errors/app-error.js';
 import type { ActingUser } from '../auth/caller.js';
+import { isAttached } from '../registry/store/agent-plans.js';
+import { agentById } from '../registry/store/agents.js';
+import { planById } from '../registry/store/plans.js';
 import { hasHeldCredits } from './store/lots.js';
 import { planIdOf } from './requests.js';
 
@@ -45,7 +47,7 @@ const agentNotFound = (agentId: string): AppError =>
 /** Any existing plan, listed or not; 404 BCK.PROTOCOL.0003 otherwise. */
 export async function planOr404(em: Em, raw: string | number): Promise<PlanRow> {
   const id = planIdOf(raw);
-  const r = id === undefined ? null : await em.findOne(Plan, { id });
+  const r = id === undefined ? null : await planById(em, id);
   if (r === null) throw planNotFound(raw);
   return {
     id: r.id,
@@ -83,21 +85,21 @@ export async function ownedPlanOr403(em: Em, raw: string | number, caller: Actin
 
 /** An agent the caller may see: listed or own. */
 export async function visibleAgentOr404(em: Em, agentId: string, caller: ActingUser): Promise<AgentRow> {
-  const agent = await em.findOne(Agent, { id: agentId });
+  const agent = await agentById(em, agentId);
   if (agent === null || (!agent.listed && agent.ownerId !== caller.userId)) throw agentNotFound(agentId);
   return agent;
 }
 
 /** An agent the caller owns; another user's agent is a 404, as if it did not exist. */
 export async function ownedAgentOr404(em: Em, agentId: string, caller: ActingUser): Promise<AgentRow> {
-  const agent = await em.findOne(Agent, { id: agentId });
+  const agent = await agentById(em, agentId);
   if (agent === null || agent.ownerId !== caller.userId) throw agentNotFound(agentId);
   return agent;
 }
 
 /** 404 BCK.PROTOCOL.0040 when the plan is not attached to the agent: the plan gives no access to it. */
 export async function assertAttached(em: Em, planId: number, agentId: string): Promise<void> {
-  if ((await em.count(AgentPlan, { planId, agentId })) === 0) {
+  if (!(await isAttached(em, planId, agentId))) {
     throw new AppError('BCK.PROTOCOL.0040', {
       details: `plan ${planId} is not attached to agent ${agentId.slice(0, 200)}`,
       params: {

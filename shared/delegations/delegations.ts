@@ -3,13 +3,22 @@
 import { randomUUID } from 'node:crypto';
 import type { ServiceContext } from '../context.js';
 import type { Em } from '../db/sql.js';
-import { ApiKey, Plan } from '../db/entities/index.js';
 import { AppError } from '../errors/app-error.js';
 import type { TokenSigner } from '../keys/signing-keys.js';
 import { toWire } from '../money.js';
 import { orgFundingFor } from '../organizations/spending.js';
+import { activeApiKeyOf } from '../accounts/store.js';
+import { planById } from '../registry/store/plans.js';
 import { type DelegationRecord, delegationRecord } from './responses.js';
-import { addDelegation, delegationsPage, findOwnDelegation, revokeActive, transactionsPage } from './store.js';
+import {
+  type NewDelegationRow,
+  addDelegation,
+  delegationsPage,
+  findOwnDelegation,
+  insertDelegation,
+  revokeActive,
+  transactionsPage,
+} from './store.js';
 import { type CreateDelegationInput, FIAT_PROVIDERS, type DelegationStatus } from './requests.js';
 
 export const DELEGATION_TOKEN_AUDIENCE = 'payroute:delegation';
@@ -22,11 +31,11 @@ export async function createDelegation(
 ): Promise<{ delegationId: string; delegationToken?: string }> {
   const em = ctx.db.em();
   if (input.apiKeyId !== undefined) {
-    const key = await em.findOne(ApiKey, { id: input.apiKeyId, userId: owner.userId, revokedAt: null });
+    const key = await activeApiKeyOf(em, owner.userId, input.apiKeyId);
     if (key === null) throw new AppError('BCK.HTTP.0400', { details: 'apiKeyId is not an active API key of yours' });
   }
   if (input.planId !== undefined) {
-    const plan = await em.findOne(Plan, { id: input.planId });
+    const plan = await planById(em, input.planId);
     if (plan === null || (!plan.listed && plan.ownerId !== owner.userId)) {
       throw new AppError('BCK.HTTP.0400', { details: `planId ${input.planId} is not a plan you can buy` });
     }
@@ -36,8 +45,9 @@ export async function createDelegation(
       ? undefined
       : await orgFundingFor(ctx, owner.userId, input.organizationWalletId, input.groupId);
   const now = ctx.now();
-  const { id } = newDelegation(em, owner, { ...input, ...funding }, now);
-  await em.flush();
+  const row = delegationRow(owner, { ...input, ...funding }, now);
+  await insertDelegation(em, row);
+  const { id } = row;
   if (!(FIAT_PROVIDERS as readonly string[]).includes(input.provider)) return { delegationId: id };
   // Fiat-backed: a service-signed JWT naming the delegation, cap, currency, expiry (exp) and owner (sub).
   const delegationToken = await signer.sign(
@@ -52,6 +62,12 @@ export async function createDelegation(
   return { delegationId: id, delegationToken };
 }
 
+type NewDelegationInput = Pick<CreateDelegationInput, 'provider' | 'currency' | 'spendingLimitCents' | 'durationSecs'> &
+  Partial<Pick<CreateDelegationInput, 'allowedRecipients' | 'planId' | 'apiKeyId' | 'providerPaymentMethodId'>> & {
+    orgWalletId?: string | undefined;
+    groupId?: string | undefined;
+  };
+
 /**
  * Adds a new Active delegation to `em`'s unit of work (the caller flushes, so it can commit the delegation with
  * what it belongs to: an OAuth grant and its code are created in the same transaction).
@@ -59,16 +75,19 @@ export async function createDelegation(
 export function newDelegation(
   em: Em,
   owner: { userId: string },
-  input: Pick<CreateDelegationInput, 'provider' | 'currency' | 'spendingLimitCents' | 'durationSecs'> &
-    Partial<Pick<CreateDelegationInput, 'allowedRecipients' | 'planId' | 'apiKeyId' | 'providerPaymentMethodId'>> & {
-      orgWalletId?: string | undefined;
-      groupId?: string | undefined;
-    },
+  input: NewDelegationInput,
   now: Date,
 ): { id: string; expiresAt: Date } {
+  const row = delegationRow(owner, input, now);
+  addDelegation(em, row);
+  return { id: row.id, expiresAt: row.expiresAt };
+}
+
+/** A new Active delegation's row: nothing spent yet. */
+function delegationRow(owner: { userId: string }, input: NewDelegationInput, now: Date): NewDelegationRow {
   const id = randomUUID();
   const expiresAt = new Date(now.getTime() + input.durationSecs * 1000);
-  addDelegation(em, {
+  return {
     id,
     userId: owner.userId,
     provider: input.provider,
@@ -86,8 +105,7 @@ export function newDelegation(
     expiresAt,
     revokedAt: null,
     createdAt: now,
-  });
-  return { id, expiresAt };
+  };
 }
 
 const delegationNotFound = (delegationId: string): AppError =>

@@ -10,9 +10,18 @@ import type { DelegationStatus } from './requests.js';
 
 export type DelegationEntity = InferEntity<typeof Delegation>;
 
+/** A new delegation's columns; its id and expiry are the caller's to answer with. */
+export type NewDelegationRow = RequiredEntityData<DelegationEntity> & { id: string; expiresAt: Date };
+
 /** Adds a new delegation to `em`'s unit of work; the caller flushes it with whatever it belongs to. */
-export function addDelegation(em: Em, row: RequiredEntityData<DelegationEntity>): void {
+export function addDelegation(em: Em, row: NewDelegationRow): void {
   em.create(Delegation, row);
+}
+
+/** Inserts a new delegation now, flushing `em`'s unit of work with it. */
+export async function insertDelegation(em: Em, row: NewDelegationRow): Promise<void> {
+  addDelegation(em, row);
+  await em.flush();
 }
 
 /** The delegation `delegationId` of `userId`, or null (another user's is null too). */

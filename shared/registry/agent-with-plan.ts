@@ -1,11 +1,11 @@
 // POST /protocol/agents/plans: an agent and a plan created and attached in one transaction, so a failure leaves
 // neither behind.
 import type { ServiceContext } from '../context.js';
-import { AgentPlan } from '../db/entities/index.js';
 import { insertAgent } from './agents.js';
 import { insertPlan } from './plans.js';
 import { type AgentRecord, type PlanRecord, agentRecord, planRecord } from './records.js';
 import type { AgentWithPlanInput } from './requests.js';
+import { insertAgentPlan } from './store/agent-plans.js';
 
 export interface AgentWithPlan {
   agentId: string;
@@ -42,7 +42,7 @@ export async function createAgentWithPlan(
       { ...input.agentMetadata, ...input.agentApi },
       now,
     );
-    await tx.insert(AgentPlan, { agentId: agent.id, planId: plan.id, createdAt: now });
+    await insertAgentPlan(tx, { agentId: agent.id, planId: plan.id, createdAt: now });
     return { agent, plan };
   });
   return {

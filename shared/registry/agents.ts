@@ -4,18 +4,18 @@ import { randomBytes } from 'node:crypto';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { Config } from '../../config/index.js';
 import type { ServiceContext } from '../context.js';
-import { Agent, AgentPlan, Plan } from '../db/entities/index.js';
 import type { Em } from '../db/orm.js';
 import { AppError } from '../errors/app-error.js';
-import { type PageOf, type PageRequest, type SortedPageRequest, limitOffset, orderOf } from './pages.js';
+import type { PageOf, PageRequest, SortedPageRequest } from './pages.js';
 import { planNotFound } from './plans.js';
+import { deleteAgentPlan, insertAgentPlan, planIdsOfAgent } from './store/agent-plans.js';
+import { insertAgentRow, ownAgentsPage, ownsAgent, updateOwnAgent, visibleAgentById } from './store/agents.js';
+import { ownsPlan, visiblePlansByIds, visiblePlansPage } from './store/plans.js';
 import { type AgentRecord, type AgentRow, type PlanRecord, agentRecord, planRecord } from './records.js';
 import { type AgentInput, type AgentUpdate, isAgentId } from './requests.js';
 
 export const agentNotFound = (agentId: string): AppError =>
   new AppError('BCK.PROTOCOL.0004', { details: 'agent not found', params: { agentId: agentId.slice(0, 100) } });
-
-const visibleTo = (callerId: string) => ({ $or: [{ listed: true }, { ownerId: callerId }] });
 
 /** `did:payroute:<environment>:<128 random bits in hex>`. */
 export const newAgentId = (environment: Config['ENVIRONMENT']): string =>
@@ -41,7 +41,7 @@ export async function insertAgent(
     createdAt: now,
     updatedAt: now,
   };
-  await em.insert(Agent, row);
+  await insertAgentRow(em, row);
   return row;
 }
 
@@ -54,9 +54,7 @@ export async function listOwnAgents(
   callerId: string,
   page: SortedPageRequest,
 ): Promise<PageOf<AgentRecord>> {
-  const [rows, total] = await ctx.db
-    .em()
-    .findAndCount(Agent, { ownerId: callerId }, { ...limitOffset(page), orderBy: orderOf(page) });
+  const { rows, total } = await ownAgentsPage(ctx.db.em(), callerId, page);
   return { total, page: page.page, offset: page.offset, items: rows.map((r) => agentRecord(r, callerId)) };
 }
 
@@ -64,14 +62,9 @@ export async function listOwnAgents(
 export async function visibleAgent(ctx: ServiceContext, callerId: string, agentId: string): Promise<AgentRow> {
   // A string that cannot be an agent id names no agent; it never reaches the database.
   if (!isAgentId(agentId)) throw agentNotFound(agentId);
-  const row = await ctx.db.em().findOne(Agent, { id: agentId, ...visibleTo(callerId) });
+  const row = await visibleAgentById(ctx.db.em(), callerId, agentId);
   if (row === null) throw agentNotFound(agentId);
   return row;
-}
-
-async function attachedPlanIds(em: Em, agentId: string): Promise<number[]> {
-  const links = await em.find(AgentPlan, { agentId }, { fields: ['planId'] });
-  return links.map((l) => l.planId);
 }
 
 /** The agent with the plans attached to it that the caller may see. */
@@ -82,11 +75,8 @@ export async function getAgent(
 ): Promise<AgentRecord & { plans: PlanRecord[] }> {
   const agent = await visibleAgent(ctx, callerId, agentId);
   const em = ctx.db.em();
-  const ids = await attachedPlanIds(em, agent.id);
-  const plans =
-    ids.length === 0
-      ? []
-      : await em.find(Plan, { id: { $in: ids }, ...visibleTo(callerId) }, { orderBy: { id: 'asc' } });
+  const ids = await planIdsOfAgent(em, agent.id);
+  const plans = ids.length === 0 ? [] : await visiblePlansByIds(em, callerId, ids);
   return { ...agentRecord(agent, callerId), plans: plans.map((p) => planRecord(p, callerId)) };
 }
 
@@ -99,13 +89,9 @@ export async function listAgentPlans(
 ): Promise<PageOf<PlanRecord>> {
   const agent = await visibleAgent(ctx, callerId, agentId);
   const em = ctx.db.em();
-  const ids = await attachedPlanIds(em, agent.id);
+  const ids = await planIdsOfAgent(em, agent.id);
   if (ids.length === 0) return { total: 0, page: page.page, offset: page.offset, items: [] };
-  const [rows, total] = await em.findAndCount(
-    Plan,
-    { id: { $in: ids }, ...visibleTo(callerId) },
-    { ...limitOffset(page), orderBy: [{ createdAt: 'desc' }, { id: 'desc' }] },
-  );
+  const { rows, total } = await visiblePlansPage(em, callerId, ids, page);
   return { total, page: page.page, offset: page.offset, items: rows.map((r) => planRecord(r, callerId)) };
 }
 
@@ -116,18 +102,14 @@ export async function updateAgent(
   update: AgentUpdate,
 ): Promise<void> {
   if (!isAgentId(agentId)) throw agentNotFound(agentId);
-  const changed = await ctx.db.em().nativeUpdate(
-    Agent,
-    { id: agentId, ownerId: callerId },
-    {
-      ...(update.name === undefined ? {} : { name: update.name }),
-      ...(update.description === undefined ? {} : { description: update.description }),
-      ...(update.tags === undefined ? {} : { tags: update.tags }),
-      ...(update.endpoints === undefined ? {} : { endpoints: update.endpoints }),
-      ...(update.agentDefinitionUrl === undefined ? {} : { agentDefinitionUrl: update.agentDefinitionUrl }),
-      updatedAt: ctx.now(),
-    },
-  );
+  const changed = await updateOwnAgent(ctx.db.em(), callerId, agentId, {
+    ...(update.name === undefined ? {} : { name: update.name }),
+    ...(update.description === undefined ? {} : { description: update.description }),
+    ...(update.tags === undefined ? {} : { tags: update.tags }),
+    ...(update.endpoints === undefined ? {} : { endpoints: update.endpoints }),
+    ...(update.agentDefinitionUrl === undefined ? {} : { agentDefinitionUrl: update.agentDefinitionUrl }),
+    updatedAt: ctx.now(),
+  });
   if (changed === 0) throw agentNotFound(agentId);
 }
 
@@ -138,20 +120,18 @@ export async function setAgentListed(
   listed: boolean,
 ): Promise<void> {
   if (!isAgentId(agentId)) throw agentNotFound(agentId);
-  const changed = await ctx.db
-    .em()
-    .nativeUpdate(Agent, { id: agentId, ownerId: callerId }, { listed, updatedAt: ctx.now() });
+  const changed = await updateOwnAgent(ctx.db.em(), callerId, agentId, { listed, updatedAt: ctx.now() });
   if (changed === 0) throw agentNotFound(agentId);
 }
 
 async function assertOwnsAgent(em: Em, callerId: string, agentId: string): Promise<void> {
-  if (!isAgentId(agentId) || (await em.count(Agent, { id: agentId, ownerId: callerId })) === 0) {
+  if (!isAgentId(agentId) || !(await ownsAgent(em, callerId, agentId))) {
     throw agentNotFound(agentId);
   }
 }
 
 async function assertOwnsPlan(em: Em, callerId: string, planId: number): Promise<void> {
-  if ((await em.count(Plan, { id: planId, ownerId: callerId })) === 0) throw planNotFound(planId);
+  if (!(await ownsPlan(em, callerId, planId))) throw planNotFound(planId);
 }
 
 /** Attaches one of the caller's plans to one of the caller's agents; attaching again is a no-op. */
@@ -165,7 +145,7 @@ export async function attachPlan(
   await assertOwnsAgent(em, callerId, agentId);
   await assertOwnsPlan(em, callerId, planId);
   try {
-    await em.insert(AgentPlan, { agentId, planId, createdAt: ctx.now() });
+    await insertAgentPlan(em, { agentId, planId, createdAt: ctx.now() });
   } catch (err) {
     // Already attached (possibly by a concurrent request): the pair exists, which is what was asked.
     if (!(err instanceof UniqueConstraintViolationException)) throw err;
@@ -182,7 +162,7 @@ export async function detachPlan(
   const em = ctx.db.em();
   await assertOwnsAgent(em, callerId, agentId);
   await assertOwnsPlan(em, callerId, planId);
-  const removed = await em.nativeDelete(AgentPlan, { agentId, planId });
+  const removed = await deleteAgentPlan(em, agentId, planId);
   if (removed === 0) {
     throw new AppError('BCK.PROTOCOL.0040', {
       details: `plan ${planId} is not attached to this agent`,

@@ -1,11 +1,13 @@
 // Plan registry: create, read (listed or own), update and list/unlist (owner only; anyone else gets
 // the same 404 as for a plan that does not exist), and the agents a plan is attached to.
 import type { ServiceContext } from '../context.js';
-import { Agent, AgentPlan, Plan } from '../db/entities/index.js';
 import type { Em } from '../db/orm.js';
 import { AppError } from '../errors/app-error.js';
 import { toWire } from '../money.js';
-import { type PageOf, type PageRequest, type SortedPageRequest, limitOffset, orderOf } from './pages.js';
+import type { PageOf, PageRequest, SortedPageRequest } from './pages.js';
+import { agentIdsOfPlan } from './store/agent-plans.js';
+import { visibleAgentsPage } from './store/agents.js';
+import { insertPlanRow, ownPlansPage, updateOwnPlan, visiblePlanById } from './store/plans.js';
 import { type AgentRecord, type PlanRecord, type PlanRow, agentRecord, planRecord } from './records.js';
 import { type CreditsConfig, type PlanInput, type PlanUpdate, type PriceConfig, planIdOf } from './requests.js';
 
@@ -21,9 +23,6 @@ export function requirePlanId(value: string | undefined): number {
   if (id === undefined) throw planNotFound((value ?? '').slice(0, 100));
   return id;
 }
-
-/** Visible to the caller: listed, or the caller's own. */
-const visibleTo = (callerId: string) => ({ $or: [{ listed: true }, { ownerId: callerId }] });
 
 const priceColumns = (p: PriceConfig) => ({
   priceType: p.priceType,
@@ -51,8 +50,8 @@ export async function insertPlan(em: Em, ownerId: string, input: PlanInput, now:
     createdAt: now,
     updatedAt: now,
   };
-  const id = await em.insert(Plan, row);
-  return { ...row, id: Number(id) };
+  const id = await insertPlanRow(em, row);
+  return { ...row, id };
 }
 
 export async function createPlan(ctx: ServiceContext, ownerId: string, input: PlanInput): Promise<PlanRecord> {
@@ -64,19 +63,13 @@ export async function listOwnPlans(
   callerId: string,
   page: SortedPageRequest,
 ): Promise<PageOf<PlanRecord>> {
-  const em = ctx.db.em();
-  const [rows, total] = await em.findAndCount(
-    Plan,
-    { ownerId: callerId },
-    { ...limitOffset(page), orderBy: orderOf(page) },
-  );
+  const { rows, total } = await ownPlansPage(ctx.db.em(), callerId, page);
   return { total, page: page.page, offset: page.offset, items: rows.map((r) => planRecord(r, callerId)) };
 }
 
 /** The plan row if the caller may see it (listed or own), else 404 BCK.PROTOCOL.0003. */
 export async function visiblePlan(ctx: ServiceContext, callerId: string, planId: number): Promise<PlanRow> {
-  const em = ctx.db.em();
-  const row = await em.findOne(Plan, { id: planId, ...visibleTo(callerId) });
+  const row = await visiblePlanById(ctx.db.em(), callerId, planId);
   if (row === null) throw planNotFound(planId);
   return row;
 }
@@ -91,17 +84,13 @@ export async function updatePlan(
   planId: number,
   update: PlanUpdate,
 ): Promise<void> {
-  const changed = await ctx.db.em().nativeUpdate(
-    Plan,
-    { id: planId, ownerId: callerId },
-    {
-      ...(update.name === undefined ? {} : { name: update.name }),
-      ...(update.description === undefined ? {} : { description: update.description }),
-      ...(update.priceConfig === undefined ? {} : priceColumns(update.priceConfig)),
-      ...(update.creditsConfig === undefined ? {} : creditsColumns(update.creditsConfig)),
-      updatedAt: ctx.now(),
-    },
-  );
+  const changed = await updateOwnPlan(ctx.db.em(), callerId, planId, {
+    ...(update.name === undefined ? {} : { name: update.name }),
+    ...(update.description === undefined ? {} : { description: update.description }),
+    ...(update.priceConfig === undefined ? {} : priceColumns(update.priceConfig)),
+    ...(update.creditsConfig === undefined ? {} : creditsColumns(update.creditsConfig)),
+    updatedAt: ctx.now(),
+  });
   if (changed === 0) throw planNotFound(planId);
 }
 
@@ -111,9 +100,7 @@ export async function setPlanListed(
   planId: number,
   listed: boolean,
 ): Promise<void> {
-  const changed = await ctx.db
-    .em()
-    .nativeUpdate(Plan, { id: planId, ownerId: callerId }, { listed, updatedAt: ctx.now() });
+  const changed = await updateOwnPlan(ctx.db.em(), callerId, planId, { listed, updatedAt: ctx.now() });
   if (changed === 0) throw planNotFound(planId);
 }
 
@@ -126,13 +113,9 @@ export async function listPlanAgents(
 ): Promise<PageOf<AgentRecord>> {
   await visiblePlan(ctx, callerId, planId);
   const em = ctx.db.em();
-  const links = await em.find(AgentPlan, { planId }, { fields: ['agentId'] });
+  const ids = await agentIdsOfPlan(em, planId);
   const empty = { total: 0, page: page.page, offset: page.offset, items: [] };
-  if (links.length === 0) return empty;
-  const [rows, total] = await em.findAndCount(
-    Agent,
-    { id: { $in: links.map((l) => l.agentId) }, ...visibleTo(callerId) },
-    { ...limitOffset(page), orderBy: [{ createdAt: 'desc' }, { id: 'desc' }] },
-  );
+  if (ids.length === 0) return empty;
+  const { rows, total } = await visibleAgentsPage(em, callerId, ids, page);
   return { total, page: page.page, offset: page.offset, items: rows.map((r) => agentRecord(r, callerId)) };
 }

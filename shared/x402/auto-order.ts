@@ -17,9 +17,9 @@ import { PaymentFailed, payPlanByCardIn } from '../credits/card-order.js';
 import type { PlanRow } from '../credits/lookup.js';
 import { buyPlanIn } from '../credits/order.js';
 import { walletShortError } from '../credits/order-result.js';
-import { Delegation } from '../db/entities/index.js';
 import type { Dialect, Em } from '../db/orm.js';
 import { emSql } from '../db/sql.js';
+import { findOwnDelegation } from '../delegations/store.js';
 import { AppError } from '../errors/app-error.js';
 import type { CardProcessor } from '../settlement/card-processor.js';
 import { InsufficientFunds } from '../settlement/token-ledger.js';
@@ -33,7 +33,7 @@ import {
   reserveIn,
 } from '../spend/index.js';
 import { delegationCanPay, planPrice } from '../credits/funding.js';
-import type { PermissionRow } from './permissions.js';
+import type { PermissionRow } from './store.js';
 import { InvariantError } from '../errors/invariant.js';
 
 /**
@@ -60,7 +60,7 @@ export async function orderAgainstDelegationIn(
 ): Promise<AutoOrder> {
   if (permission.delegationId == null)
     return { type: 'refused', reason: 'the permission names no delegation', released: false };
-  const delegation = await tx.findOne(Delegation, { id: permission.delegationId, userId: permission.userId });
+  const delegation = await findOwnDelegation(tx, permission.userId, permission.delegationId);
   if (delegation === null) return { type: 'refused', reason: 'delegation not found', released: false };
   const price = planPrice(plan, config.ENVIRONMENT);
   const fundable = delegationCanPay(delegation, plan, price, now, permission.ownerAddress);

@@ -13,10 +13,12 @@ import type { ServiceContext } from '../context.js';
 import type { ActingUser } from '../auth/caller.js';
 import { type PlanRow, planOr404 } from '../credits/lookup.js';
 import { secretsEqual, sha256Hex } from '../crypto/hashing.js';
-import { Agent, AgentPlan, X402Permission } from '../db/entities/index.js';
+import { emSql } from '../db/sql.js';
 import { AppError } from '../errors/app-error.js';
+import { isAttached } from '../registry/store/agent-plans.js';
+import { agentById } from '../registry/store/agents.js';
 import { SESSION_KEYS_PROVIDER, decodeToken, fieldsOf, permissionHashOf, recoverSigner } from './permission-token.js';
-import type { PermissionRow } from './permissions.js';
+import { type PermissionRow, permissionByHash } from './store.js';
 import { Reason } from './reasons.js';
 import type { PermissionToken } from './objects.js';
 import type { OfferedOption, OfferedPaymentRequired } from './requests.js';
@@ -68,8 +70,8 @@ export async function checkPermission(
   const hash = hashOf(token);
   if (hash === undefined) return invalid(Reason.invalidToken, 'the token fields cannot be hashed');
   const em = ctx.db.em();
-  const permission = await em.findOne(X402Permission, { permissionHash: hash });
-  if (permission === null) return invalid(Reason.permissionNotFound, 'the token names no permission');
+  const permission = await permissionByHash(emSql(em, ctx.db.dialect), hash);
+  if (permission === undefined) return invalid(Reason.permissionNotFound, 'the token names no permission');
   if (!secretsEqual(permission.signatureHash, sha256Hex(token.payload.signature))) {
     return invalid(Reason.invalidSignature, 'the token signature is not the one issued', permission);
   }
@@ -96,7 +98,7 @@ export async function checkPermission(
   }
   let ownsAgent = false;
   if (permission.agentId != null) {
-    const agent = await em.findOne(Agent, { id: permission.agentId });
+    const agent = await agentById(em, permission.agentId);
     ownsAgent = agent !== null && agent.ownerId === caller.userId;
   }
   if (plan.ownerId !== caller.userId && !ownsAgent) {
@@ -106,10 +108,7 @@ export async function checkPermission(
       permission,
     );
   }
-  if (
-    permission.agentId != null &&
-    (await em.count(AgentPlan, { planId: plan.id, agentId: permission.agentId })) === 0
-  ) {
+  if (permission.agentId != null && !(await isAttached(em, plan.id, permission.agentId))) {
     return invalid(
       Reason.planNotAttached,
       `plan ${plan.id} is no longer attached to agent ${permission.agentId}`,

@@ -15,9 +15,10 @@ import type { ActingUser } from '../auth/caller.js';
 import { creditBalance } from '../credits/store/lots.js';
 import { sha256Hex } from '../crypto/hashing.js';
 import { type PlanRow, planOr404, visibleAgentOr404 } from '../credits/lookup.js';
-import { AgentPlan, Delegation, type PermissionStatus, X402Permission } from '../db/entities/index.js';
-import type { Em } from '../db/orm.js';
+import type { PermissionStatus } from '../db/entities/index.js';
+import { type SqlTx, emSql } from '../db/sql.js';
 import { effectiveStatus } from '../delegations/responses.js';
+import { findOwnDelegation } from '../delegations/store.js';
 import { AppError } from '../errors/app-error.js';
 import { toWire } from '../money.js';
 import { type DelegationSnapshot, delegationCanPay, planPrice } from '../credits/funding.js';
@@ -33,6 +34,15 @@ import {
 } from './permission-token.js';
 import type { PermissionScheme, PermissionToken } from './objects.js';
 import type { CreatePermissionBody, ListPermissionsQuery } from './requests.js';
+import { isAttached } from '../registry/store/agent-plans.js';
+import {
+  type PermissionRow,
+  type StoredPermission,
+  insertPermission,
+  ownPermissionByHash,
+  permissionsPage,
+  revokeActivePermission,
+} from './store.js';
 
 /** The caller of the permission endpoints: the subscriber, through one of its API keys or an account_access token. */
 /** Which delegation providers may back a permission of each scheme. */
@@ -59,24 +69,6 @@ export interface PermissionRecord {
   usedCredits: string;
   createdAt: string;
   resource: { url: string; description?: string };
-}
-
-export interface PermissionRow {
-  readonly permissionHash: string;
-  readonly userId: string;
-  readonly ownerAddress: string;
-  readonly scheme: string;
-  readonly network: string;
-  readonly planId: number;
-  readonly agentId?: string | null | undefined;
-  readonly httpVerb?: string | null | undefined;
-  readonly resourceUrl: string;
-  readonly resourceDescription?: string | null | undefined;
-  readonly delegationId?: string | null | undefined;
-  /** SHA-256 (hex) of the issued signature: the signature itself would let a copy of the database rebuild the token. */
-  readonly signatureHash: string;
-  readonly status: string;
-  readonly createdAt: Date;
 }
 
 export function permissionRecord(row: PermissionRow, usedCredits: bigint): PermissionRecord {
@@ -129,7 +121,7 @@ async function backingDelegation(
   }
   // Another user's delegation is a 400 (the issue), worded exactly like an unknown one: nothing leaks.
   const d = /^[0-9a-fA-F-]{36}$/.test(delegationId)
-    ? await ctx.db.em().findOne(Delegation, { id: delegationId.toLowerCase(), userId: caller.userId })
+    ? await findOwnDelegation(ctx.db.em(), caller.userId, delegationId.toLowerCase())
     : null;
   if (d === null)
     throw badDelegation(`delegation ${delegationId.slice(0, 100)} is not a delegation of yours`, delegationId);
@@ -193,7 +185,7 @@ export async function createPermission(
   const agentId = input.accepted.extra?.agentId;
   if (agentId !== undefined) {
     const agent = await visibleAgentOr404(em, agentId, caller);
-    if ((await em.count(AgentPlan, { planId: plan.id, agentId: agent.id })) === 0) {
+    if (!(await isAttached(em, plan.id, agent.id))) {
       throw new AppError('BCK.X402.0002', {
         details: `plan ${plan.id} is not attached to agent ${agent.id}`,
         params: {
@@ -281,13 +273,11 @@ export async function createPermission(
     // recognise it).
     signatureHash: sha256Hex(signature),
     status: 'Active' as const,
-    usedCredits: 0n,
-    revokedAt: null,
     createdAt: now,
   };
-  // MikroORM formats these values into the SQL text: the boundary schemas (text.ts) are what keep a NUL in the
-  // resource, description or agent id from failing the statement.
-  await em.insert(X402Permission, row);
+  // Bound, so any text is data to SQLite; PostgreSQL still refuses NUL in text, which the boundary schemas
+  // (text.ts) keep out of the resource, description and agent id.
+  await insertPermission(emSql(em, ctx.db.dialect), row);
   return { ...permissionRecord(row, 0n), x402AccessToken };
 }
 
@@ -296,12 +286,10 @@ export async function listPermissions(
   userId: string,
   q: ListPermissionsQuery,
 ): Promise<{ total: number; page: number; offset: number; permissions: PermissionRecord[] }> {
-  const em = ctx.db.em();
-  const [rows, total] = await em.findAndCount(
-    X402Permission,
-    { userId, ...(q.scheme === undefined ? {} : { scheme: q.scheme }) },
-    { orderBy: { createdAt: 'desc', permissionHash: 'asc' }, limit: q.offset, offset: (q.page - 1) * q.offset },
-  );
+  const { rows, total } = await permissionsPage(permissionSql(ctx), userId, q.scheme, {
+    limit: q.offset,
+    offset: (q.page - 1) * q.offset,
+  });
   return {
     total,
     page: q.page,
@@ -310,11 +298,13 @@ export async function listPermissions(
   };
 }
 
+const permissionSql = (ctx: ServiceContext): SqlTx => emSql(ctx.db.em(), ctx.db.dialect);
+
 /** The caller's own permission; any other (or a malformed hash) is 404 BCK.X402.0001. */
-async function ownPermission(em: Em, userId: string, permissionHash: string) {
+async function ownPermission(sql: SqlTx, userId: string, permissionHash: string): Promise<StoredPermission> {
   const hash = permissionHash.toLowerCase();
-  const row = /^0x[0-9a-f]{64}$/.test(hash) ? await em.findOne(X402Permission, { permissionHash: hash, userId }) : null;
-  if (row === null) throw notFound(permissionHash);
+  const row = /^0x[0-9a-f]{64}$/.test(hash) ? await ownPermissionByHash(sql, userId, hash) : undefined;
+  if (row === undefined) throw notFound(permissionHash);
   return row;
 }
 
@@ -323,8 +313,7 @@ export async function getPermission(
   userId: string,
   permissionHash: string,
 ): Promise<PermissionRecord> {
-  const em = ctx.db.em();
-  const row = await ownPermission(em, userId, permissionHash);
+  const row = await ownPermission(permissionSql(ctx), userId, permissionHash);
   return permissionRecord(row, row.usedCredits);
 }
 
@@ -337,12 +326,8 @@ export async function revokePermission(
   userId: string,
   permissionHash: string,
 ): Promise<{ success: true; permissionHash: string; status: 'Revoked' }> {
-  const em = ctx.db.em();
-  const row = await ownPermission(em, userId, permissionHash);
-  await em.nativeUpdate(
-    X402Permission,
-    { permissionHash: row.permissionHash, userId, status: 'Active' },
-    { status: 'Revoked', revokedAt: ctx.now() },
-  );
+  const sql = permissionSql(ctx);
+  const row = await ownPermission(sql, userId, permissionHash);
+  await revokeActivePermission(sql, userId, row.permissionHash, ctx.now());
   return { success: true, permissionHash: row.permissionHash, status: 'Revoked' };
 }

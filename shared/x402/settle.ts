@@ -25,14 +25,21 @@ import type { ActingUser } from '../auth/caller.js';
 import { InsufficientCredits, burnLots, creditBalance } from '../credits/store/lots.js';
 import type { PlanRow } from '../credits/lookup.js';
 import type { Em } from '../db/orm.js';
-import { emSql, isUniqueViolation } from '../db/sql.js';
+import { emSql } from '../db/sql.js';
 import { AppError } from '../errors/app-error.js';
-import { MAX_INT64, fromColumn, toWire } from '../money.js';
+import { toWire } from '../money.js';
 import { type CardProcessor, sandboxCardProcessor } from '../settlement/card-processor.js';
 import { orderAgainstDelegationIn } from './auto-order.js';
 import { type PresentedPermission, checkPermission } from './check-permission.js';
-import type { PermissionRow } from './permissions.js';
 import { Reason } from './reasons.js';
+import {
+  type PermissionRow,
+  addUsedCredits,
+  claimSettlement,
+  dropSettlementClaim,
+  firstSettlement,
+  setSettlementOrder,
+} from './store.js';
 import { InvariantError } from '../errors/invariant.js';
 
 export type SettleResponse =
@@ -75,18 +82,6 @@ class Rollback extends Error {
   }
 }
 
-const INSERT_CLAIM =
-  'insert into x402_settlement (id, permission_hash, agent_request_id, credits_redeemed, order_id, created_at) values (?, ?, ?, ?, ?, ?)';
-const SET_ORDER = 'update x402_settlement set order_id = ? where id = ?';
-const DROP_CLAIM = 'delete from x402_settlement where id = ?';
-// used_credits is a running statistic of every burn the permission made: it saturates at the 64-bit maximum
-// instead of overflowing (PostgreSQL would refuse the UPDATE and fail a settle whose burn was valid).
-const USE_CREDITS = `update x402_permission
-  set used_credits = case when used_credits > ${MAX_INT64} - ? then ${MAX_INT64} else used_credits + ? end
-  where permission_hash = ? and status = 'Active'`;
-const FIRST_RESULT =
-  'select id, cast(credits_redeemed as text) as credits_redeemed, order_id from x402_settlement where permission_hash = ? and agent_request_id = ?';
-
 interface AttemptInput {
   readonly permission: PermissionRow;
   readonly plan: PlanRow;
@@ -114,19 +109,13 @@ async function attempt(ctx: ServiceContext, a: AttemptInput): Promise<Attempt> {
   try {
     return await ctx.db.em().transactional(async (tx: Em): Promise<Attempt> => {
       const sql = emSql(tx, dialect);
-      try {
-        await sql.run(INSERT_CLAIM, [
-          settlementId,
-          permission.permissionHash,
-          input.agentRequestId,
-          input.maxAmount,
-          null,
-          now,
-        ]);
-      } catch (err) {
-        if (isUniqueViolation(err)) throw new Rollback({ type: 'duplicate' });
-        throw err;
-      }
+      const claim = {
+        id: settlementId,
+        permissionHash: permission.permissionHash,
+        agentRequestId: input.agentRequestId,
+        creditsRedeemed: input.maxAmount,
+      };
+      if (!(await claimSettlement(sql, claim, now))) throw new Rollback({ type: 'duplicate' });
       let orderId: string | undefined;
       if (a.order !== undefined) {
         const held = await creditBalance(tx, plan.id, holder, now);
@@ -146,11 +135,11 @@ async function attempt(ctx: ServiceContext, a: AttemptInput): Promise<Attempt> {
             if (!order.released) throw new Rollback(outcome);
             // The reservation and its release stay on the delegation's journal; the claim goes, so this
             // agentRequestId may be settled again once the wallet or the card can pay.
-            await sql.run(DROP_CLAIM, [settlementId]);
+            await dropSettlementClaim(sql, settlementId);
             return outcome;
           }
           orderId = order.orderId;
-          await sql.run(SET_ORDER, [orderId, settlementId]);
+          await setSettlementOrder(sql, settlementId, orderId);
         }
       }
       try {
@@ -168,7 +157,7 @@ async function attempt(ctx: ServiceContext, a: AttemptInput): Promise<Attempt> {
             : { type: 'insufficient', why: orderId === undefined ? '' : ' even after an order of the plan' },
         );
       }
-      if ((await sql.run(USE_CREDITS, [input.maxAmount, input.maxAmount, permission.permissionHash])) !== 1)
+      if ((await addUsedCredits(sql, permission.permissionHash, input.maxAmount)) !== 1)
         throw new Rollback({ type: 'revoked' });
       return { type: 'burned', settlementId, balance: await creditBalance(tx, plan.id, holder, now), orderId };
     });
@@ -185,18 +174,17 @@ async function firstResult(
   agentRequestId: string,
 ): Promise<SettleResponse> {
   const em = ctx.db.em();
-  const [first] = await emSql(em, ctx.db.dialect).all(FIRST_RESULT, [permission.permissionHash, agentRequestId]);
-  if (first === undefined || typeof first.id !== 'string')
-    throw new InvariantError('duplicate settle without a stored settlement');
+  const first = await firstSettlement(emSql(em, ctx.db.dialect), permission.permissionHash, agentRequestId);
+  if (first === undefined) throw new InvariantError('duplicate settle without a stored settlement');
   const balance = await creditBalance(em, plan.id, permission.ownerAddress, ctx.now());
   return {
     success: true,
     payer: permission.ownerAddress,
     transaction: first.id,
     network: permission.network,
-    creditsRedeemed: toWire(fromColumn(first.credits_redeemed)),
+    creditsRedeemed: toWire(first.creditsRedeemed),
     remainingBalance: toWire(balance),
-    ...(typeof first.order_id === 'string' ? { orderId: first.order_id } : {}),
+    ...(first.orderId === null ? {} : { orderId: first.orderId }),
     duplicate: true,
   };
 }

@@ -8,14 +8,14 @@ import type { ServiceContext } from '../context.js';
 import type { ActingUser } from '../auth/caller.js';
 import { creditBalance } from '../credits/store/lots.js';
 import type { PlanRow } from '../credits/lookup.js';
-import { Delegation } from '../db/entities/index.js';
 import { emSql } from '../db/sql.js';
+import { findOwnDelegation } from '../delegations/store.js';
 import { AppError } from '../errors/app-error.js';
 import { orgOrderPayerIn } from '../organizations/spending.js';
 import { balanceOf } from '../settlement/token-ledger.js';
 import { type PresentedPermission, checkPermission } from './check-permission.js';
 import { delegationCanPay, planPrice } from '../credits/funding.js';
-import type { PermissionRow } from './permissions.js';
+import type { PermissionRow } from './store.js';
 import { Reason } from './reasons.js';
 
 export type VerifyResponse =
@@ -44,7 +44,7 @@ export async function coverage(
   if (balance + plan.creditsAmount < maxAmount) {
     return { type: 'short', message: `${short}, more than one order of the plan grants` };
   }
-  const delegation = await em.findOne(Delegation, { id: permission.delegationId, userId: permission.userId });
+  const delegation = await findOwnDelegation(em, permission.userId, permission.delegationId);
   if (delegation === null) return { type: 'short', message: `${short} and the delegation is gone` };
   const price = planPrice(plan, ctx.config.ENVIRONMENT);
   const fundable = delegationCanPay(delegation, plan, price, now, permission.ownerAddress);
