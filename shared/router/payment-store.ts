@@ -87,6 +87,13 @@ export async function insertPaymentIn(tx: SqlTx, r: NewPayment, now: Date): Prom
   ]);
 }
 
+// The columns a read maps, the 64-bit ones as text: through the entity manager's connection better-sqlite3 hands
+// BIGINT columns back as JavaScript numbers, which lose precision above 2^53; text reads exactly on both databases.
+const INT64_COLUMNS = new Set(['amount', 'approx_cents', 'fee_amount', 'fee_cents', 'cap_charged_cents']);
+const SELECT_PAYMENT = `select ${[...PAYMENT_COLUMNS, 'fee_tx_hash']
+  .map((c) => (INT64_COLUMNS.has(c) ? `cast(${c} as text) as ${c}` : c))
+  .join(', ')} from router_payment`;
+
 /** Reads outside any transaction (each statement on its own). */
 const reader = (ctx: ServiceContext): SqlTx => emSql(ctx.db.em(), ctx.db.dialect);
 
@@ -173,13 +180,13 @@ export async function findOwnPayment(
   userId: string,
   paymentId: string,
 ): Promise<PaymentRow | null> {
-  const [r] = await reader(ctx).all('select * from router_payment where id = ? and user_id = ?', [paymentId, userId]);
+  const [r] = await reader(ctx).all(`${SELECT_PAYMENT} where id = ? and user_id = ?`, [paymentId, userId]);
   return r === undefined ? null : paymentFromRow(r);
 }
 
 /** The payment `paymentId` (it exists: the caller read it before). */
 export async function paymentById(ctx: ServiceContext, paymentId: string): Promise<PaymentRow> {
-  const [r] = await reader(ctx).all('select * from router_payment where id = ?', [paymentId]);
+  const [r] = await reader(ctx).all(`${SELECT_PAYMENT} where id = ?`, [paymentId]);
   if (r === undefined) throw new TypeError(`router_payment ${paymentId} is gone`);
   return paymentFromRow(r);
 }
@@ -237,7 +244,7 @@ export async function staleFeeLegs(
   max: number,
 ): Promise<{ id: string; delegationId: string; userId: string; feeCents: bigint }[]> {
   const rows = await reader(ctx).all(
-    `select id, delegation_id, user_id, fee_cents from router_payment
+    `select id, delegation_id, user_id, cast(fee_cents as text) as fee_cents from router_payment
      where fee_status = 'reserved' and created_at < ? and mode in ('route', 'proxy') and status <> 'Pending'
      limit ${Number(max)}`,
     [olderThan],
@@ -349,7 +356,7 @@ export async function findPayments(
   const where = whereOf(owner, q);
   const offset = ((q.page ?? 1) - 1) * limit;
   const rows = await reader(ctx).all(
-    `select * from router_payment where ${where.sql} order by created_at desc, id desc limit ${Number(limit)} offset ${Number(offset)}`,
+    `${SELECT_PAYMENT} where ${where.sql} order by created_at desc, id desc limit ${Number(limit)} offset ${Number(offset)}`,
     where.params,
   );
   return rows.map(paymentFromRow);

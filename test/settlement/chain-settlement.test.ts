@@ -22,24 +22,14 @@ import { collectFeesOnce } from '../../admin/jobs/chain-fee-collector.js';
 import { chainClientOf } from '../../shared/settlement/backend.js';
 import { walletBalances } from '../../shared/settlement/wallet-report.js';
 import { OperatorCannotPay } from '../../shared/settlement/chain/client.js';
-import {
-  type Anvil,
-  type DevAccount,
-  type TokenHandle,
-  deployMulticall3,
-  deploySandboxTokens,
-  facilitatorSigner,
-  freshAccount,
-  fundGas,
-  mine,
-  startAnvil,
-} from '../support/anvil.js';
+import { type Anvil, type TokenHandle, freshAccount, fundGas, mine } from '../support/anvil.js';
 import { runCli } from '../support/cli.js';
+import { type ChainMerchant, startChainMerchant } from '../support/chain-merchant.js';
 import { forEachDb } from '../support/matrix.js';
 import { createPlan } from '../support/registry-builders.js';
 import { delegation, paymentRequired, permission, seller } from '../support/x402.js';
 import { MERCHANT_V2 } from '../support/merchants/fixtures.js';
-import { type X402V2Merchant, startX402V2Merchant } from '../support/merchants/x402-v2.js';
+import type { X402V2Merchant } from '../support/merchants/x402-v2.js';
 import {
   EURC,
   FEE_RECIPIENT,
@@ -58,7 +48,6 @@ const PER_PAYMENT = 10_500n;
 let anvil: Anvil;
 let usdc: TokenHandle;
 let merchant: X402V2Merchant;
-let facilitator: DevAccount;
 /** Read by forEachDb's stacks when they start (after this file's own `before`, registered first). */
 const env: Record<string, string> = {
   ...PAID_ENV,
@@ -71,24 +60,13 @@ const env: Record<string, string> = {
   CHAIN_CONFIRM_TIMEOUT_MS: '5000',
 };
 
+let chain: ChainMerchant | undefined;
 test.serial.before(async () => {
-  anvil = await startAnvil();
-  env.RPC_URL_84532 = anvil.url;
-  const tokens = await deploySandboxTokens(anvil);
-  usdc = tokens.USDC;
-  await deployMulticall3(anvil);
-  facilitator = await freshAccount(anvil);
-  merchant = await startX402V2Merchant({
-    chain: facilitatorSigner(anvil, facilitator),
-    payTo: MERCHANT_V2,
-    usdcAmount: PRICE.toString(),
-    usdc: USDC,
-    eurc: EURC,
-  });
+  chain = await startChainMerchant(PRICE, env);
+  ({ anvil, usdc, merchant } = chain);
 });
 test.after.always(async () => {
-  await merchant?.close();
-  await anvil?.stop();
+  await chain?.stop();
 });
 
 let n = 0;
