@@ -5,6 +5,7 @@
 import type { InferEntity } from '@mikro-orm/core';
 import { OrgPaymentMethod, OrgPaymentMethodShare } from '../../db/entities/index.js';
 import type { Em } from '../../db/sql.js';
+import { insertIfAbsent } from './insert-if-absent.js';
 
 export type PaymentMethodRow = InferEntity<typeof OrgPaymentMethod>;
 
@@ -36,15 +37,7 @@ export async function paymentMethodIdsSharedWith(
 }
 
 /** Inserts the share at once unless the pair is shared already; whether it inserted. */
-export async function insertPaymentMethodShare(
+export const insertPaymentMethodShare = (
   tx: Em,
   row: { paymentMethodId: string; groupId: string; orgId: string; createdAt: Date },
-): Promise<boolean> {
-  const res = await tx
-    .createQueryBuilder(OrgPaymentMethodShare)
-    .insert(row)
-    .onConflict(['paymentMethodId', 'groupId'])
-    .ignore()
-    .execute('run');
-  return res.affectedRows === 1;
-}
+): Promise<boolean> => insertIfAbsent(tx, OrgPaymentMethodShare, row, ['paymentMethodId', 'groupId']);

@@ -5,6 +5,7 @@
 import type { InferEntity } from '@mikro-orm/core';
 import { OrgWallet, OrgWalletShare } from '../../db/entities/index.js';
 import type { Em } from '../../db/sql.js';
+import { insertIfAbsent } from './insert-if-absent.js';
 
 export type WalletRow = InferEntity<typeof OrgWallet>;
 
@@ -59,18 +60,10 @@ export async function groupIdsSharingWallet(em: Em, orgId: string, walletId: str
  * Inserts the share at once unless the pair is shared already; whether it inserted. On PostgreSQL a concurrent
  * insert of the same pair waits on this one.
  */
-export async function insertWalletShare(
+export const insertWalletShare = (
   tx: Em,
   row: { walletId: string; groupId: string; orgId: string; createdAt: Date },
-): Promise<boolean> {
-  const res = await tx
-    .createQueryBuilder(OrgWalletShare)
-    .insert(row)
-    .onConflict(['walletId', 'groupId'])
-    .ignore()
-    .execute('run');
-  return res.affectedRows === 1;
-}
+): Promise<boolean> => insertIfAbsent(tx, OrgWalletShare, row, ['walletId', 'groupId']);
 
 /** Deletes the share at once; the number of rows deleted (0: it was not shared). */
 export const deleteWalletShare = (tx: Em, orgId: string, walletId: string, groupId: string): Promise<number> =>
