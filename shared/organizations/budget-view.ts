@@ -1,10 +1,18 @@
 // A group budget as its readers see it (the wire shape of every budget endpoint).
-import type { InferEntity } from '@mikro-orm/core';
-import type { BudgetInterval, GroupBudget } from '../db/entities/index.js';
+import type { BudgetInterval } from '../db/entities/index.js';
 import { toWire } from '../money.js';
-import { currentPeriod } from '../spend/index.js';
+import { type StoredPeriod, currentPeriod } from '../spend/index.js';
 
-export type Budget = InferEntity<typeof GroupBudget>;
+/** What a view is made of: a stored budget (store/group-budgets.ts). */
+export interface Budget extends StoredPeriod {
+  readonly id: string;
+  readonly groupId: string;
+  readonly currency: string;
+  readonly spendingLimitCents: bigint;
+  readonly alertThresholdPct?: number | null | undefined;
+  readonly createdAt: Date;
+  readonly updatedAt: Date;
+}
 
 export interface BudgetView {
   readonly budgetId: string;

@@ -3,19 +3,28 @@
 // conditional UPDATE, shared/spend/group-budget-account.ts) and by an interval change here, which restarts the
 // period: one conditional UPDATE plus a `restart` journal row writing off what the period had spent.
 import { randomUUID } from 'node:crypto';
-import { z } from 'zod';
 import type { ServiceContext } from '../context.js';
-import { BUDGET_INTERVALS, type BudgetInterval, GroupBudget, OrgGroupMember } from '../db/entities/index.js';
-import { type SqlTx, emSql, int64, isUniqueViolation, timestamp } from '../db/sql.js';
+import { emSql, isUniqueViolation } from '../db/sql.js';
 import { AppError } from '../errors/app-error.js';
-import { uuidv7 } from '../ids.js';
 import { recordActivity } from '../org-activity/store.js';
 import { toWire } from '../money.js';
 import { calendarPeriod, currentPeriod, firstPeriod } from '../spend/index.js';
-import { type Budget, budgetView, type BudgetView } from './budget-view.js';
+import { budgetView, type BudgetView } from './budget-view.js';
 import type { CreateBudgetInput, UpdateBudgetInput } from './requests.js';
 import { type OrgCaller, groupIn, isUuid } from './org-caller.js';
 import { InvariantError } from '../errors/invariant.js';
+import {
+  type BudgetRow,
+  budgetIdInCurrency,
+  budgetOfGroup,
+  budgetsOfGroup,
+  insertBudget,
+  journalRestart,
+  lockBudget,
+  restartPeriod,
+  setLimits,
+} from './store/group-budgets.js';
+import { isInGroup } from './store/groups.js';
 
 const budgetNotFound = (budgetId: string): AppError =>
   new AppError('BCK.ORG.0006', { details: `budget ${budgetId} not found`, params: { budgetId } });
@@ -28,17 +37,15 @@ async function readableGroup(ctx: ServiceContext, org: OrgCaller, groupId: strin
   const em = ctx.db.em();
   const group = await groupIn(em, org, groupId);
   if (org.role === 'Admin') return group;
-  const inGroup = await em.findOne(OrgGroupMember, { groupId: group.id, membershipId: org.membershipId });
-  if (inGroup === null) throw new AppError('BCK.ORG.0003', { details: `group ${groupId} not found` });
+  if (!(await isInGroup(em, { groupId: group.id, membershipId: org.membershipId })))
+    throw new AppError('BCK.ORG.0003', { details: `group ${groupId} not found` });
   return group;
 }
 
 /** The budget of this organization's group; any other id (another group's, another organization's) is 404. */
-async function budgetOf(ctx: ServiceContext, org: OrgCaller, groupId: string, budgetId: string): Promise<Budget> {
-  const b = isUuid(budgetId)
-    ? await ctx.db.em().findOne(GroupBudget, { id: budgetId, groupId, orgId: org.orgId })
-    : null;
-  if (b === null) throw budgetNotFound(budgetId);
+async function budgetOf(ctx: ServiceContext, org: OrgCaller, groupId: string, budgetId: string): Promise<BudgetRow> {
+  const b = isUuid(budgetId) ? await budgetOfGroup(emSql(ctx.db.em()), org.orgId, groupId, budgetId) : undefined;
+  if (b === undefined) throw budgetNotFound(budgetId);
   return b;
 }
 
@@ -65,11 +72,11 @@ export async function createBudget(
       details: `group ${group.id} already has a budget in ${input.currency}`,
       params: existing === undefined ? {} : { budgetId: existing },
     });
-  const existing = await em.findOne(GroupBudget, { groupId: group.id, currency: input.currency });
-  if (existing !== null) throw conflict(existing.id);
+  const existing = await budgetIdInCurrency(emSql(em), group.id, input.currency);
+  if (existing !== undefined) throw conflict(existing);
   const now = ctx.now();
   const period = firstPeriod(input.interval, now);
-  const created = {
+  const created: BudgetRow = {
     id: randomUUID(),
     orgId: org.orgId,
     groupId: group.id,
@@ -84,20 +91,19 @@ export async function createBudget(
     createdAt: now,
     updatedAt: now,
   };
-  let budget: Budget;
   try {
     // One transaction: the budget and its activity row commit together.
-    budget = await em.transactional(async (tx) => {
-      const b = tx.create(GroupBudget, created);
-      await tx.flush();
+    await em.transactional(async (tx) => {
+      const sql = emSql(tx);
+      await insertBudget(sql, created);
       await recordActivity(
-        emSql(tx),
+        sql,
         {
           orgId: org.orgId,
           eventType: 'budget.created',
           actorUserId: org.userId,
           subjectType: 'budget',
-          subjectId: b.id,
+          subjectId: created.id,
           details: {
             groupId: group.id,
             currency: input.currency,
@@ -108,23 +114,20 @@ export async function createBudget(
         },
         now,
       );
-      return b;
     });
   } catch (err) {
     // Two creations raced past the read above: the unique (group_id, currency) key refused the second.
     if (isUniqueViolation(err)) throw conflict();
     throw err;
   }
-  return budgetView(budget, now);
+  return budgetView(created, now);
 }
 
 /** The group's budgets, one per currency, in currency order (the caller from `memberOf`). */
 export async function listBudgets(ctx: ServiceContext, org: OrgCaller, groupId: string): Promise<BudgetView[]> {
   const group = await readableGroup(ctx, org, groupId);
   const now = ctx.now();
-  const rows = await ctx.db
-    .em()
-    .find(GroupBudget, { groupId: group.id, orgId: org.orgId }, { orderBy: { currency: 'asc' } });
+  const rows = await budgetsOfGroup(emSql(ctx.db.em()), org.orgId, group.id);
   return rows.map((b) => budgetView(b, now));
 }
 
@@ -136,58 +139,6 @@ export async function getBudget(
 ): Promise<BudgetView> {
   const group = await readableGroup(ctx, org, groupId);
   return budgetView(await budgetOf(ctx, org, group.id, budgetId), ctx.now());
-}
-
-// On PostgreSQL the read takes the row lock a charge takes, so the values the update starts from (and records as
-// the old ones) stay true until commit; SQLite's transaction (BEGIN IMMEDIATE) already excludes every other writer.
-const READ = `select "interval", spending_limit_cents, amount_spent_cents, period_start, period_end,
-    alert_threshold_pct, alerted_period_start
-  from group_budget where id = ? and group_id = ? and org_id = ?`;
-const READ_LOCKED = { sqlite: READ, postgresql: `${READ} for update` } as const;
-
-/** A change of limit or threshold: the spent amount and the period are not touched. */
-const SET_LIMITS = `update group_budget set spending_limit_cents = ?, alert_threshold_pct = ?, alerted_period_start = ?,
-    updated_at = ?
-  where id = ? and org_id = ?`;
-
-/**
- * An interval change: the new period and what it has spent (nothing). Conditional on the period and the amount the
- * restart journal row writes off, so the row and the journal cannot disagree.
- */
-const RESTART = `update group_budget set spending_limit_cents = ?, alert_threshold_pct = ?, alerted_period_start = null,
-    "interval" = ?, amount_spent_cents = 0, period_start = ?, period_end = ?, updated_at = ?
-  where id = ? and org_id = ? and amount_spent_cents = ? and period_start = ?`;
-
-const JOURNAL_RESTART = `insert into group_budget_transaction
-  (id, budget_id, kind, amount_cents, period_start, reference, description, created_at)
-  values (?, ?, 'restart', ?, ?, null, ?, ?)`;
-
-interface Stored {
-  readonly interval: BudgetInterval;
-  readonly spendingLimitCents: bigint;
-  readonly amountSpentCents: bigint;
-  readonly periodStart: Date;
-  readonly periodEnd: Date | null;
-  readonly alertThresholdPct: number | null;
-  readonly alertedPeriodStart: Date | null;
-}
-
-/** A stored interval, checked as it is read (the column is plain text). */
-const Interval = z.enum(BUDGET_INTERVALS);
-
-async function readLocked(tx: SqlTx, org: OrgCaller, groupId: string, budgetId: string): Promise<Stored> {
-  const [row] = await tx.all(READ_LOCKED[tx.dialect], [budgetId, groupId, org.orgId]);
-  if (row === undefined) throw budgetNotFound(budgetId);
-  const interval = Interval.parse(row.interval);
-  return {
-    interval,
-    spendingLimitCents: int64(row.spending_limit_cents),
-    amountSpentCents: int64(row.amount_spent_cents),
-    periodStart: timestamp(row.period_start),
-    periodEnd: row.period_end === null ? null : timestamp(row.period_end),
-    alertThresholdPct: row.alert_threshold_pct === null ? null : Number(int64(row.alert_threshold_pct)),
-    alertedPeriodStart: row.alerted_period_start === null ? null : timestamp(row.alerted_period_start),
-  };
 }
 
 /**
@@ -213,8 +164,10 @@ export async function updateBudget(
   const group = await groupIn(ctx.db.em(), org, groupId);
   if (!isUuid(budgetId)) throw budgetNotFound(budgetId);
   const now = ctx.now();
+  const budget = { id: budgetId, orgId: org.orgId };
   await ctx.db.sql.transaction(async (tx) => {
-    const old = await readLocked(tx, org, group.id, budgetId);
+    const old = await lockBudget(tx, org.orgId, group.id, budgetId);
+    if (old === undefined) throw budgetNotFound(budgetId);
     const limit = input.spendingLimitCents ?? old.spendingLimitCents;
     const pct = input.alertThresholdPct !== undefined ? input.alertThresholdPct : old.alertThresholdPct;
     const interval = input.interval ?? old.interval;
@@ -231,28 +184,22 @@ export async function updateBudget(
       // What the period a reader sees now has spent: nothing if the stored period already ended.
       const closing = currentPeriod(old, now);
       const end = interval === 'one_shot' ? null : calendarPeriod(interval, now).end;
-      const n = await tx.run(RESTART, [
-        limit,
-        pct,
-        interval,
-        now,
-        end,
-        now,
-        budgetId,
-        org.orgId,
-        old.amountSpentCents,
-        old.periodStart,
-      ]);
+      const n = await restartPeriod(tx, budget, old, { limit, pct, interval, end }, now);
       if (n !== 1) throw new InvariantError(`budget ${budgetId} changed under its row lock`);
       const description = `interval ${old.interval} -> ${interval}`;
-      await tx.run(JOURNAL_RESTART, [uuidv7(), budgetId, -closing.spentCents, closing.start, description, now]);
+      await journalRestart(
+        tx,
+        budgetId,
+        { amountCents: -closing.spentCents, periodStart: closing.start, description },
+        now,
+      );
       changes.oldInterval = old.interval;
       changes.newInterval = interval;
       changes.writtenOffCents = toWire(closing.spentCents);
       changes.periodStart = now.toISOString();
     } else if (Object.keys(changes).length > 0) {
       const alerted = pct !== old.alertThresholdPct ? null : old.alertedPeriodStart;
-      const n = await tx.run(SET_LIMITS, [limit, pct, alerted, now, budgetId, org.orgId]);
+      const n = await setLimits(tx, budget, { limit, pct, alertedPeriodStart: alerted }, now);
       if (n !== 1) throw new InvariantError(`budget ${budgetId} changed under its row lock`);
     }
     // In the same transaction: the log has the change exactly when it committed. Nothing changed, nothing logged.

@@ -1,7 +1,7 @@
 // Who is in a group: an Admin adds and removes active members of the organization; whoever may read the group
 // (an Admin, or a Member of it) may read its members.
 import type { ServiceContext } from '../context.js';
-import { OrgGroupMember, OrgMembership, type OrgRole } from '../db/entities/index.js';
+import type { OrgRole } from '../db/entities/index.js';
 import { AppError } from '../errors/app-error.js';
 import { adminOf, groupIn, isUuid, memberOf } from './org-caller.js';
 import { emSql } from '../db/sql.js';
@@ -9,6 +9,8 @@ import { recordActivity } from '../org-activity/store.js';
 import { readableGroup } from './groups.js';
 import { emailsOf, memberIn } from './members.js';
 import { lockAsAdmin } from './org-lock.js';
+import { addToGroup, isInGroup, membersOfGroup, removeFromGroup } from './store/groups.js';
+import { activeMembershipsAmong, membershipIn } from './store/members.js';
 
 export interface GroupMemberView {
   readonly memberId: string;
@@ -34,9 +36,9 @@ export async function addGroupMember(
     const m = await memberIn(tx, caller, memberId);
     // A deactivated group is frozen until reactivated: a member added to it would gain nothing, silently.
     if (!g.active) throw new AppError('BCK.ORG.0010', { details: `group ${g.id} is inactive` });
-    if ((await tx.count(OrgGroupMember, { orgId, groupId: g.id, membershipId: m.id })) > 0)
+    if (await isInGroup(tx, { orgId, groupId: g.id, membershipId: m.id }))
       throw new AppError('BCK.ORG.0008', { details: `member ${m.id} is already in group ${g.id}` });
-    tx.create(OrgGroupMember, { groupId: g.id, membershipId: m.id, orgId, createdAt: now });
+    addToGroup(tx, { groupId: g.id, membershipId: m.id, orgId, createdAt: now });
     await recordActivity(
       emSql(tx),
       {
@@ -65,11 +67,9 @@ export async function removeGroupMember(
   await ctx.db.em().transactional(async (tx) => {
     await lockAsAdmin(tx, caller);
     const g = await groupIn(tx, caller, groupId);
-    const removed = isUuid(memberId)
-      ? await tx.nativeDelete(OrgGroupMember, { orgId, groupId: g.id, membershipId: memberId })
-      : 0;
+    const removed = isUuid(memberId) ? await removeFromGroup(tx, orgId, g.id, memberId) : 0;
     if (removed === 0) throw new AppError('BCK.ORG.0004', { details: `member ${memberId} is not in group ${g.id}` });
-    const m = await tx.findOne(OrgMembership, { id: memberId, orgId });
+    const m = await membershipIn(tx, orgId, memberId);
     await recordActivity(
       emSql(tx),
       {
@@ -95,17 +95,13 @@ export async function listGroupMembers(
   const caller = await memberOf(ctx, userId, orgId);
   const em = ctx.db.em();
   const g = await readableGroup(em, caller, groupId);
-  const rows = await em.find(
-    OrgGroupMember,
-    { orgId, groupId: g.id },
-    { orderBy: { createdAt: 'asc', membershipId: 'asc' } },
-  );
+  const rows = await membersOfGroup(em, orgId, g.id);
   if (rows.length === 0) return [];
-  const memberships = await em.find(OrgMembership, {
+  const memberships = await activeMembershipsAmong(
+    em,
     orgId,
-    active: true,
-    id: { $in: rows.map((r) => r.membershipId) },
-  });
+    rows.map((r) => r.membershipId),
+  );
   const byId = new Map(memberships.map((m) => [m.id, m]));
   const emails = await emailsOf(
     em,

@@ -2,9 +2,7 @@
 // reads only the groups it belongs to (any other group is 404, as another organization's would be). Deleting a
 // group deactivates it: its members, budgets, shares and history stay, and reactivating it brings it back whole.
 import { randomUUID } from 'node:crypto';
-import type { InferEntity } from '@mikro-orm/core';
 import type { ServiceContext } from '../context.js';
-import { OrgGroup, OrgGroupMember } from '../db/entities/index.js';
 import { type Em, emSql } from '../db/sql.js';
 import { AppError } from '../errors/app-error.js';
 import { type OrgCaller, adminOf, groupIn, memberOf } from './org-caller.js';
@@ -13,8 +11,15 @@ import { recordActivity } from '../org-activity/store.js';
 import type { Paged } from './members.js';
 import { lockAsAdmin } from './org-lock.js';
 import type { ListGroupsInput, UpdateGroupInput } from './requests.js';
-
-type GroupRow = InferEntity<typeof OrgGroup>;
+import {
+  type GroupRow,
+  addGroup,
+  assignGroup,
+  groupIdsOfMember,
+  groupsPage,
+  isInGroup,
+  memberCounts,
+} from './store/groups.js';
 
 export interface GroupView {
   readonly groupId: string;
@@ -32,28 +37,12 @@ const view = (g: GroupRow, memberCount: number): GroupView => ({
   createdAt: g.createdAt.toISOString(),
 });
 
-/** How many members each group has (removing a member from the organization deletes its group rows). */
-async function memberCounts(em: Em, orgId: string, groupIds: readonly string[]): Promise<Map<string, number>> {
-  if (groupIds.length === 0) return new Map();
-  const marks = groupIds.map(() => '?').join(', ');
-  const rows = await emSql(em).all(
-    `SELECT group_id, count(*) AS n FROM org_group_member WHERE org_id = ? AND group_id IN (${marks}) GROUP BY group_id`,
-    [orgId, ...groupIds],
-  );
-  // PostgreSQL's count is a bigint (read as text), SQLite's a number: both are small.
-  return new Map(rows.map((r) => [String(r.group_id), Number(r.n)]));
-}
-
 /** The group, when the caller may read it: an Admin any group of the organization, a Member only its own. */
 export async function readableGroup(em: Em, caller: OrgCaller, groupId: string): Promise<GroupRow> {
   const g = await groupIn(em, caller, groupId);
   if (caller.role === 'Admin') return g;
-  const mine = await em.count(OrgGroupMember, {
-    orgId: caller.orgId,
-    groupId: g.id,
-    membershipId: caller.membershipId,
-  });
-  if (mine === 0) throw new AppError('BCK.ORG.0003', { details: `group ${groupId} not found` });
+  const mine = await isInGroup(em, { orgId: caller.orgId, groupId: g.id, membershipId: caller.membershipId });
+  if (!mine) throw new AppError('BCK.ORG.0003', { details: `group ${groupId} not found` });
   return g;
 }
 
@@ -71,7 +60,7 @@ export async function createGroup(
   const now = ctx.now();
   const g = await ctx.db.em().transactional(async (tx) => {
     await lockAsAdmin(tx, caller);
-    const row = tx.create(OrgGroup, { id: randomUUID(), orgId, name, active: true, createdAt: now });
+    const row = addGroup(tx, { id: randomUUID(), orgId, name, active: true, createdAt: now });
     await recordActivity(
       emSql(tx),
       {
@@ -98,14 +87,11 @@ export async function listGroups(
 ): Promise<{ groups: GroupView[]; meta: Paged }> {
   const caller = await memberOf(ctx, userId, orgId);
   const em = ctx.db.em();
-  const where: Record<string, unknown> = { orgId };
-  if (!q.includeInactive) where.active = true;
-  if (caller.role !== 'Admin') {
-    const mine = await em.find(OrgGroupMember, { orgId, membershipId: caller.membershipId }, { fields: ['groupId'] });
-    where.id = { $in: mine.map((m) => m.groupId) };
-  }
-  const [rows, total] = await em.findAndCount(OrgGroup, where, {
-    orderBy: { createdAt: 'asc', id: 'asc' },
+  // A Member lists only the groups it is in.
+  const ids = caller.role === 'Admin' ? undefined : await groupIdsOfMember(em, orgId, caller.membershipId);
+  const { rows, total } = await groupsPage(em, orgId, {
+    includeInactive: q.includeInactive,
+    ids,
     limit: q.limit,
     offset: (q.page - 1) * q.limit,
   });
@@ -152,10 +138,10 @@ export async function updateGroup(
       );
     if (change.name !== undefined && change.name !== row.name) {
       await record('group.renamed', { from: row.name, to: change.name });
-      row.name = change.name;
+      assignGroup(tx, row, { name: change.name });
     }
     if (change.active !== undefined && change.active !== row.active) {
-      row.active = change.active;
+      assignGroup(tx, row, { active: change.active });
       await record(change.active ? 'group.reactivated' : 'group.deactivated', { name: row.name });
     }
     return row;

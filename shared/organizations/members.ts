@@ -3,17 +3,24 @@
 // group of the organization. The organization always keeps an active Admin: the check runs after the
 // organization's lock (org-lock.ts), so concurrent demotions cannot both pass it.
 import { randomUUID } from 'node:crypto';
-import type { InferEntity } from '@mikro-orm/core';
 import type { ServiceContext } from '../context.js';
-import { OrgGroupMember, OrgMembership, type OrgRole, User } from '../db/entities/index.js';
+import { type OrgRole, User } from '../db/entities/index.js';
 import { type Em, emSql } from '../db/sql.js';
 import { AppError } from '../errors/app-error.js';
 import { type OrgCaller, adminOf, isUuid, memberOf } from './org-caller.js';
 import { recordActivity } from '../org-activity/store.js';
 import { lockAsAdmin } from './org-lock.js';
 import type { AddMemberInput, PageInput } from './requests.js';
-
-type MembershipRow = InferEntity<typeof OrgMembership>;
+import { removeFromAllGroups } from './store/groups.js';
+import {
+  type MembershipRow,
+  activeMembersPage,
+  activeMembershipIn,
+  addMembership,
+  assignMembership,
+  membershipOfUser,
+  otherActiveAdmins,
+} from './store/members.js';
 
 export interface MemberView {
   readonly memberId: string;
@@ -41,7 +48,7 @@ const memberNotFound = (memberId: string) => new AppError('BCK.ORG.0004', { deta
 
 /** An active member of the caller's organization (404 BCK.ORG.0004 otherwise, whatever organization it is in). */
 export async function memberIn(em: Em, org: Pick<OrgCaller, 'orgId'>, memberId: string): Promise<MembershipRow> {
-  const m = isUuid(memberId) ? await em.findOne(OrgMembership, { id: memberId, orgId: org.orgId, active: true }) : null;
+  const m = isUuid(memberId) ? await activeMembershipIn(em, org.orgId, memberId) : null;
   if (m === null) throw memberNotFound(memberId);
   return m;
 }
@@ -79,12 +86,12 @@ export async function addMember(
   const now = ctx.now();
   const m = await ctx.db.em().transactional(async (tx) => {
     await lockAsAdmin(tx, caller);
-    const existing = await tx.findOne(OrgMembership, { orgId, userId: user.id });
+    const existing = await membershipOfUser(tx, orgId, user.id);
     if (existing?.active === true)
       throw new AppError('BCK.ORG.0008', { details: `user ${user.id} is already a member of organization ${orgId}` });
     let row: MembershipRow;
     if (existing === null) {
-      row = tx.create(OrgMembership, {
+      row = addMembership(tx, {
         id: randomUUID(),
         orgId,
         userId: user.id,
@@ -94,7 +101,7 @@ export async function addMember(
         removedAt: null,
       });
     } else {
-      tx.assign(existing, { role: input.role, active: true, createdAt: now, removedAt: null });
+      assignMembership(tx, existing, { role: input.role, active: true, createdAt: now, removedAt: null });
       row = existing;
     }
     await recordActivity(
@@ -123,11 +130,7 @@ export async function listMembers(
 ): Promise<{ members: MemberView[]; meta: Paged }> {
   await memberOf(ctx, userId, orgId);
   const em = ctx.db.em();
-  const [rows, total] = await em.findAndCount(
-    OrgMembership,
-    { orgId, active: true },
-    { orderBy: { createdAt: 'asc', id: 'asc' }, limit: q.limit, offset: (q.page - 1) * q.limit },
-  );
+  const { rows, total } = await activeMembersPage(em, orgId, { limit: q.limit, offset: (q.page - 1) * q.limit });
   const emails = await emailsOf(
     em,
     rows.map((r) => r.userId),
@@ -141,13 +144,7 @@ export async function listMembers(
 /** 409 BCK.ORG.0009 when `target` is the organization's last active Admin (call under the organization's lock). */
 async function keepAnAdmin(tx: Em, target: MembershipRow): Promise<void> {
   if (target.role !== 'Admin') return;
-  const others = await tx.count(OrgMembership, {
-    orgId: target.orgId,
-    role: 'Admin',
-    active: true,
-    id: { $ne: target.id },
-  });
-  if (others === 0)
+  if ((await otherActiveAdmins(tx, target.orgId, target.id)) === 0)
     throw new AppError('BCK.ORG.0009', {
       details: `member ${target.id} is the last Admin of organization ${target.orgId}`,
     });
@@ -169,7 +166,7 @@ export async function changeRole(
     if (target.role === role) return target;
     if (role !== 'Admin') await keepAnAdmin(tx, target);
     const from = target.role;
-    target.role = role;
+    assignMembership(tx, target, { role });
     await recordActivity(
       emSql(tx),
       {
@@ -201,8 +198,8 @@ export async function removeMember(
     await lockAsAdmin(tx, caller);
     const target = await memberIn(tx, caller, memberId);
     await keepAnAdmin(tx, target);
-    tx.assign(target, { active: false, removedAt: now });
-    const groupsLeft = await tx.nativeDelete(OrgGroupMember, { orgId, membershipId: target.id });
+    assignMembership(tx, target, { active: false, removedAt: now });
+    const groupsLeft = await removeFromAllGroups(tx, orgId, target.id);
     await recordActivity(
       emSql(tx),
       {

@@ -3,9 +3,11 @@
 // 403. Every object read afterwards is looked up with the organization's id in its WHERE, so an id of another
 // organization is 404 even for an Admin of this one.
 import type { ServiceContext } from '../context.js';
-import { OrgGroup, OrgMembership, type OrgRole } from '../db/entities/index.js';
+import type { OrgRole } from '../db/entities/index.js';
 import type { Em } from '../db/orm.js';
 import { AppError } from '../errors/app-error.js';
+import { type GroupRow, groupById } from './store/groups.js';
+import { activeMembershipOfUser } from './store/members.js';
 
 /** The caller's standing in one organization. */
 export interface OrgCaller {
@@ -22,7 +24,7 @@ export const isUuid = (id: string): boolean => UUID.test(id);
 
 /** The caller's active membership of `orgId`, or 404 BCK.ORG.0001. */
 export async function memberOf(ctx: ServiceContext, userId: string, orgId: string): Promise<OrgCaller> {
-  const m = isUuid(orgId) ? await ctx.db.em().findOne(OrgMembership, { orgId, userId, active: true }) : null;
+  const m = isUuid(orgId) ? await activeMembershipOfUser(ctx.db.em(), orgId, userId) : null;
   if (m === null) throw new AppError('BCK.ORG.0001', { details: `organization ${orgId} not found` });
   return { orgId, userId, membershipId: m.id, role: m.role };
 }
@@ -36,8 +38,8 @@ export async function adminOf(ctx: ServiceContext, userId: string, orgId: string
 }
 
 /** A group of the caller's organization (404 BCK.ORG.0003 otherwise, whatever organization it belongs to). */
-export async function groupIn(em: Em, org: OrgCaller, groupId: string) {
-  const g = isUuid(groupId) ? await em.findOne(OrgGroup, { id: groupId, orgId: org.orgId }) : null;
+export async function groupIn(em: Em, org: OrgCaller, groupId: string): Promise<GroupRow> {
+  const g = isUuid(groupId) ? await groupById(em, org.orgId, groupId) : null;
   if (g === null) throw new AppError('BCK.ORG.0003', { details: `group ${groupId} not found` });
   return g;
 }

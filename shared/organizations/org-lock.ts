@@ -4,18 +4,19 @@
 // the database's write lock at once (a read first would fail the read-to-write upgrade under concurrent writers).
 // Checks that span several rows, such as "another active Admin remains", are then race-free: two Admins demoting
 // each other at once cannot both see the other still an Admin.
-import { OrgMembership } from '../db/entities/index.js';
-import { type Em, emSql } from '../db/sql.js';
+import type { Em } from '../db/sql.js';
 import { AppError } from '../errors/app-error.js';
 import type { OrgCaller } from './org-caller.js';
+import { activeMembershipIn } from './store/members.js';
+import { touchOrganization } from './store/organizations.js';
 
 /**
  * Locks the organization for the rest of the transaction `tx`, then checks that the caller is still an active
  * Admin: the check before the transaction may have been overtaken by a change that committed meanwhile.
  */
 export async function lockAsAdmin(tx: Em, caller: OrgCaller): Promise<void> {
-  await emSql(tx).run('UPDATE organization SET name = name WHERE id = ?', [caller.orgId]);
-  const me = await tx.findOne(OrgMembership, { id: caller.membershipId, orgId: caller.orgId, active: true });
+  await touchOrganization(tx, caller.orgId);
+  const me = await activeMembershipIn(tx, caller.orgId, caller.membershipId);
   if (me === null) throw new AppError('BCK.ORG.0001', { details: `organization ${caller.orgId} not found` });
   if (me.role !== 'Admin')
     throw new AppError('BCK.ORG.0002', { details: 'only an Admin of the organization may do this' });

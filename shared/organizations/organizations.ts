@@ -1,9 +1,10 @@
 // Creating an organization (its creator is its first Admin) and the caller's own memberships.
 import { randomUUID } from 'node:crypto';
 import type { ServiceContext } from '../context.js';
-import { OrgMembership, Organization } from '../db/entities/index.js';
 import { emSql } from '../db/sql.js';
 import { recordActivity } from '../org-activity/store.js';
+import { activeMembershipsOfUser, addMembership } from './store/members.js';
+import { addOrganization, organizationsByIds } from './store/organizations.js';
 
 export interface OrganizationView {
   readonly orgId: string;
@@ -24,9 +25,9 @@ export async function createOrganization(ctx: ServiceContext, userId: string, na
   const orgId = randomUUID();
   // Only inserts: on SQLite the transaction's first statement is a write, as it must be.
   await ctx.db.em().transactional(async (tx) => {
-    tx.create(Organization, { id: orgId, name, createdByUserId: userId, createdAt: now });
+    addOrganization(tx, { id: orgId, name, createdByUserId: userId, createdAt: now });
     const memberId = randomUUID();
-    tx.create(OrgMembership, {
+    addMembership(tx, {
       id: memberId,
       orgId,
       userId,
@@ -54,13 +55,12 @@ export async function createOrganization(ctx: ServiceContext, userId: string, na
 /** The caller's active memberships, oldest first. */
 export async function myMemberships(ctx: ServiceContext, userId: string): Promise<MembershipView[]> {
   const em = ctx.db.em();
-  const memberships = await em.find(
-    OrgMembership,
-    { userId, active: true },
-    { orderBy: { createdAt: 'asc', id: 'asc' } },
-  );
+  const memberships = await activeMembershipsOfUser(em, userId);
   if (memberships.length === 0) return [];
-  const orgs = await em.find(Organization, { id: { $in: memberships.map((m) => m.orgId) } });
+  const orgs = await organizationsByIds(
+    em,
+    memberships.map((m) => m.orgId),
+  );
   const names = new Map(orgs.map((o) => [o.id, o.name]));
   return memberships.map((m) => ({
     orgId: m.orgId,

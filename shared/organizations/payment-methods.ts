@@ -4,7 +4,6 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { ServiceContext } from '../context.js';
-import { OrgPaymentMethod, OrgPaymentMethodShare } from '../db/entities/index.js';
 import type { Em } from '../db/orm.js';
 import { emSql } from '../db/sql.js';
 import { AppError } from '../errors/app-error.js';
@@ -13,6 +12,14 @@ import { type OrgCaller, adminOf, isUuid, memberOf } from './org-caller.js';
 import { recordActivity } from '../org-activity/store.js';
 import { memberGroupIds } from './member-groups.js';
 import { activeGroupIn, requireStillActive } from './wallet-shares.js';
+import {
+  type PaymentMethodRow,
+  addPaymentMethod,
+  insertPaymentMethodShare,
+  paymentMethodById,
+  paymentMethodIdsSharedWith,
+  paymentMethodsOf,
+} from './store/payment-methods.js';
 
 export const CARD_BRANDS = ['visa', 'mastercard', 'amex', 'discover'] as const;
 
@@ -55,16 +62,9 @@ export interface PaymentMethodRecord {
   readonly createdAt: Date;
 }
 
-interface PaymentMethodRow {
-  readonly id: string;
-  readonly brand: string;
-  readonly last4: string;
-  readonly expMonth: number;
-  readonly expYear: number;
-  readonly createdAt: Date;
-}
-
-const record = (p: PaymentMethodRow): PaymentMethodRecord => ({
+const record = (
+  p: Pick<PaymentMethodRow, 'id' | 'brand' | 'last4' | 'expMonth' | 'expYear' | 'createdAt'>,
+): PaymentMethodRecord => ({
   paymentMethodId: p.id,
   brand: p.brand,
   last4: p.last4,
@@ -74,10 +74,8 @@ const record = (p: PaymentMethodRow): PaymentMethodRecord => ({
 });
 
 /** A card of the caller's organization (404 BCK.ORG.0007 otherwise, whatever organization it belongs to). */
-async function paymentMethodIn(em: Em, org: OrgCaller, paymentMethodId: string) {
-  const p = isUuid(paymentMethodId)
-    ? await em.findOne(OrgPaymentMethod, { id: paymentMethodId, orgId: org.orgId })
-    : null;
+async function paymentMethodIn(em: Em, org: OrgCaller, paymentMethodId: string): Promise<PaymentMethodRow> {
+  const p = isUuid(paymentMethodId) ? await paymentMethodById(em, org.orgId, paymentMethodId) : null;
   if (p === null) throw new AppError('BCK.ORG.0007', { details: `payment method ${paymentMethodId} not found` });
   return p;
 }
@@ -92,7 +90,7 @@ export async function enrollPaymentMethod(
   const row = { id: randomUUID(), orgId: org.orgId, ...input, createdAt: ctx.now() };
   // Only inserts in the transaction: on SQLite the first statement takes the write lock.
   await ctx.db.em().transactional(async (tx) => {
-    tx.create(OrgPaymentMethod, row);
+    addPaymentMethod(tx, row);
     await recordActivity(
       emSql(tx),
       {
@@ -117,14 +115,12 @@ export async function listPaymentMethods(
 ): Promise<PaymentMethodRecord[]> {
   const org = await memberOf(ctx, userId, orgId);
   const em = ctx.db.em();
-  const order = { orderBy: { createdAt: 'asc', id: 'asc' } } as const;
-  if (org.role === 'Admin') return (await em.find(OrgPaymentMethod, { orgId: org.orgId }, order)).map(record);
+  if (org.role === 'Admin') return (await paymentMethodsOf(em, org.orgId)).map(record);
   const groups = await memberGroupIds(em, org);
   if (groups.length === 0) return [];
-  const shares = await em.find(OrgPaymentMethodShare, { orgId: org.orgId, groupId: { $in: groups } });
-  if (shares.length === 0) return [];
-  const ids = [...new Set(shares.map((s) => s.paymentMethodId))];
-  return (await em.find(OrgPaymentMethod, { orgId: org.orgId, id: { $in: ids } }, order)).map(record);
+  const ids = await paymentMethodIdsSharedWith(em, org.orgId, groups);
+  if (ids.length === 0) return [];
+  return (await paymentMethodsOf(em, org.orgId, ids)).map(record);
 }
 
 /** Shares a card with an active group (Admin only); sharing twice is 409 BCK.ORG.0008, as for wallets. */
@@ -142,11 +138,7 @@ export async function sharePaymentMethod(
   const now = ctx.now();
   await em.transactional(async (tx) => {
     // The insert first (the SQLite write lock at once); zero rows inserted: shared already.
-    const n = await emSql(tx).run(
-      'insert into org_payment_method_share (payment_method_id, group_id, org_id, created_at) values (?, ?, ?, ?) on conflict (payment_method_id, group_id) do nothing',
-      [paymentMethodId, groupId, org.orgId, now],
-    );
-    if (n !== 1) {
+    if (!(await insertPaymentMethodShare(tx, { paymentMethodId, groupId, orgId: org.orgId, createdAt: now }))) {
       throw new AppError('BCK.ORG.0008', {
         details: `payment method ${paymentMethodId} is already shared with group ${groupId}`,
       });

@@ -9,17 +9,8 @@ import { type SqlTx, emSql } from '../db/sql.js';
 import { AppError } from '../errors/app-error.js';
 import { type GroupBudgetAccount, groupBudgetAccount } from '../spend/index.js';
 import { InvariantError } from '../errors/invariant.js';
-
-const MAY_SPEND = `select b.id as budget_id, g.org_id as org_id
-  from org_wallet_share s
-  join org_group g on g.id = s.group_id and g.active
-  join org_membership m on m.org_id = g.org_id and m.user_id = ? and m.active
-  join org_group_member gm on gm.group_id = g.id and gm.membership_id = m.id
-  left join group_budget b on b.group_id = g.id and b.currency = ?
-  where s.wallet_id = ? and s.group_id = ?`;
-
-// FOR SHARE may not lock the nullable side of an outer join: the budget row is locked by its charge instead.
-const LOCKED = { sqlite: MAY_SPEND, postgresql: `${MAY_SPEND} for share of s, g, m, gm` } as const;
+import { budgetOfDelegation } from './store/group-budgets.js';
+import { lockSpendAccess, spendableGroupIds, walletAddressIn } from './store/spend-access.js';
 
 export interface OrgSpend {
   readonly walletId: string;
@@ -31,14 +22,14 @@ export interface OrgSpend {
 
 /** The group budget the spend is charged to, or 402 BCK.ROUTER.0003 when the organization no longer allows it. */
 export async function groupBudgetForSpendIn(tx: SqlTx, o: OrgSpend): Promise<GroupBudgetAccount> {
-  const [row] = await tx.all(LOCKED[tx.dialect], [o.userId, o.currency, o.walletId, o.groupId]);
-  if (row === undefined) {
+  const access = await lockSpendAccess(tx, o);
+  if (access === undefined) {
     throw new AppError('BCK.ROUTER.0003', {
       details: `organization wallet ${o.walletId} is no longer available to this member through group ${o.groupId} (unshared, group deactivated, or member removed)`,
       params: { groupId: o.groupId },
     });
   }
-  if (row.budget_id === null || row.budget_id === undefined) {
+  if (access.budgetId === null) {
     throw new AppError('BCK.ROUTER.0003', {
       details: `group ${o.groupId} has no budget in ${o.currency}`,
       params: {
@@ -47,7 +38,7 @@ export async function groupBudgetForSpendIn(tx: SqlTx, o: OrgSpend): Promise<Gro
       },
     });
   }
-  return groupBudgetAccount(String(row.budget_id), String(row.org_id));
+  return groupBudgetAccount(access.budgetId, access.orgId);
 }
 
 /** A delegation that pays from an organization wallet, as the order paths read it. */
@@ -72,9 +63,9 @@ export async function orgOrderPayerIn(
     userId,
     currency: d.currency,
   });
-  const [wallet] = await tx.all('select address from org_wallet where id = ?', [d.orgWalletId]);
-  if (wallet === undefined) throw new InvariantError(`organization wallet ${d.orgWalletId} is shared but missing`);
-  return { address: String(wallet.address), budget };
+  const address = await walletAddressIn(tx, d.orgWalletId);
+  if (address === undefined) throw new InvariantError(`organization wallet ${d.orgWalletId} is shared but missing`);
+  return { address, budget };
 }
 
 /**
@@ -86,13 +77,8 @@ export async function groupBudgetOfDelegationIn(
   tx: SqlTx,
   delegationId: string,
 ): Promise<GroupBudgetAccount | undefined> {
-  const [row] = await tx.all(
-    `select b.id as budget_id, b.org_id as org_id from delegation d
-      join group_budget b on b.group_id = d.group_id and b.currency = d.currency
-      where d.id = ? and d.org_wallet_id is not null`,
-    [delegationId],
-  );
-  return row === undefined ? undefined : groupBudgetAccount(String(row.budget_id), String(row.org_id));
+  const b = await budgetOfDelegation(tx, delegationId);
+  return b === undefined ? undefined : groupBudgetAccount(b.budgetId, b.orgId);
 }
 
 /**
@@ -106,15 +92,7 @@ export async function orgFundingFor(
   walletId: string,
   groupId: string | undefined,
 ): Promise<{ orgWalletId: string; groupId: string }> {
-  const rows = await emSql(ctx.db.em()).all(
-    `select s.group_id as group_id from org_wallet_share s
-      join org_group g on g.id = s.group_id and g.active
-      join org_membership m on m.org_id = g.org_id and m.user_id = ? and m.active
-      join org_group_member gm on gm.group_id = g.id and gm.membership_id = m.id
-      where s.wallet_id = ?`,
-    [userId, walletId],
-  );
-  const groups = rows.map((r) => String(r.group_id));
+  const groups = await spendableGroupIds(emSql(ctx.db.em()), userId, walletId);
   if (groups.length === 0) throw new AppError('BCK.ORG.0005', { details: `wallet ${walletId} not found` });
   if (groupId !== undefined) {
     if (!groups.includes(groupId)) throw new AppError('BCK.ORG.0003', { details: `group ${groupId} not found` });

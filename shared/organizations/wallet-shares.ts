@@ -4,20 +4,27 @@
 // Each change is one statement on the share's primary key, so concurrent shares and unshares of one pair
 // serialize on that row and each answer says what it did.
 import type { ServiceContext } from '../context.js';
-import { OrgGroup, OrgWallet, OrgWalletShare } from '../db/entities/index.js';
 import type { Em } from '../db/orm.js';
 import { emSql } from '../db/sql.js';
 import { AppError } from '../errors/app-error.js';
 import { type OrgCaller, adminOf, groupIn, memberOf } from './org-caller.js';
 import { recordActivity } from '../org-activity/store.js';
 import { memberGroupIds } from './member-groups.js';
+import { type GroupRow, isActiveGroup } from './store/groups.js';
+import {
+  deleteWalletShare,
+  groupIdsSharingWallet,
+  insertWalletShare,
+  walletIdsSharedWith,
+  walletsOf,
+} from './store/wallets.js';
 import { type WalletRecord, walletIn, walletRecord } from './wallets.js';
 
 const inactiveGroup = (groupId: string) =>
   new AppError('BCK.ORG.0010', { details: `group ${groupId} is deactivated: it takes no new shares` });
 
 /** A group of the organization that may take a new share: active, else 409 BCK.ORG.0010. */
-export async function activeGroupIn(em: Em, org: OrgCaller, groupId: string) {
+export async function activeGroupIn(em: Em, org: OrgCaller, groupId: string): Promise<GroupRow> {
   const g = await groupIn(em, org, groupId);
   if (!g.active) throw inactiveGroup(groupId);
   return g;
@@ -29,7 +36,7 @@ export async function activeGroupIn(em: Em, org: OrgCaller, groupId: string) {
  * rolls the share back).
  */
 export async function requireStillActive(tx: Em, orgId: string, groupId: string): Promise<void> {
-  if ((await tx.count(OrgGroup, { id: groupId, orgId, active: true })) !== 1) throw inactiveGroup(groupId);
+  if (!(await isActiveGroup(tx, orgId, groupId))) throw inactiveGroup(groupId);
 }
 
 export async function shareWallet(
@@ -48,11 +55,7 @@ export async function shareWallet(
     // The insert first: on SQLite it takes the write lock at once (a read first would have to upgrade, and
     // fails with "database is locked" under concurrent writers); on PostgreSQL a concurrent insert of the same
     // pair waits on it. Zero rows inserted: the pair is shared already.
-    const n = await emSql(tx).run(
-      'insert into org_wallet_share (wallet_id, group_id, org_id, created_at) values (?, ?, ?, ?) on conflict (wallet_id, group_id) do nothing',
-      [walletId, groupId, org.orgId, now],
-    );
-    if (n !== 1)
+    if (!(await insertWalletShare(tx, { walletId, groupId, orgId: org.orgId, createdAt: now })))
       throw new AppError('BCK.ORG.0008', { details: `wallet ${walletId} is already shared with group ${groupId}` });
     await requireStillActive(tx, org.orgId, groupId);
     await recordActivity(
@@ -84,8 +87,7 @@ export async function unshareWallet(
   const now = ctx.now();
   await em.transactional(async (tx) => {
     // The delete first, for the same reason as the share's insert; zero rows: it was not shared.
-    const n = await tx.nativeDelete(OrgWalletShare, { walletId, groupId, orgId: org.orgId });
-    if (n !== 1)
+    if ((await deleteWalletShare(tx, org.orgId, walletId, groupId)) !== 1)
       throw new AppError('BCK.ORG.0020', { details: `wallet ${walletId} is not shared with group ${groupId}` });
     await recordActivity(
       emSql(tx),
@@ -112,12 +114,7 @@ export async function walletGroupIds(
   const org = await memberOf(ctx, userId, orgId);
   const em = ctx.db.em();
   await walletIn(em, org, walletId);
-  const shares = await em.find(
-    OrgWalletShare,
-    { walletId, orgId: org.orgId },
-    { orderBy: { createdAt: 'asc', groupId: 'asc' } },
-  );
-  const ids = shares.map((s) => s.groupId);
+  const ids = await groupIdsSharingWallet(em, org.orgId, walletId);
   if (org.role === 'Admin') return ids;
   const mine = new Set(await memberGroupIds(em, org));
   return ids.filter((id) => mine.has(id));
@@ -136,12 +133,7 @@ export async function groupWallets(
   if (org.role !== 'Admin' && !(await memberGroupIds(em, org)).includes(groupId)) {
     throw new AppError('BCK.ORG.0003', { details: `group ${groupId} not found` });
   }
-  const shares = await em.find(OrgWalletShare, { groupId, orgId: org.orgId });
-  if (shares.length === 0) return [];
-  const wallets = await em.find(
-    OrgWallet,
-    { orgId: org.orgId, id: { $in: shares.map((s) => s.walletId) } },
-    { orderBy: { createdAt: 'asc', id: 'asc' } },
-  );
-  return wallets.map(walletRecord);
+  const ids = await walletIdsSharedWith(em, org.orgId, [groupId]);
+  if (ids.length === 0) return [];
+  return (await walletsOf(em, org.orgId, ids)).map(walletRecord);
 }

@@ -6,7 +6,7 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { z } from 'zod';
 import { NETWORKS } from '../assets.js';
 import type { ServiceContext } from '../context.js';
-import { OrgWallet, OrgWalletShare, TokenBalance } from '../db/entities/index.js';
+import { TokenBalance } from '../db/entities/index.js';
 import type { Em } from '../db/orm.js';
 import { AppError } from '../errors/app-error.js';
 import { line } from '../text.js';
@@ -15,6 +15,15 @@ import { emSql } from '../db/sql.js';
 import { recordActivity } from '../org-activity/store.js';
 import { memberGroupIds } from './member-groups.js';
 import { InvariantError } from '../errors/invariant.js';
+import {
+  type WalletRow,
+  addWallet,
+  anyOrgWallet,
+  isWalletSharedWith,
+  walletById,
+  walletIdsSharedWith,
+  walletsOf,
+} from './store/wallets.js';
 
 export const CreateWalletBody = z.strictObject({ label: line(100, { trim: true }).min(1) });
 export type CreateWalletInput = z.output<typeof CreateWalletBody>;
@@ -33,14 +42,7 @@ export interface WalletBalance {
   readonly amount: bigint;
 }
 
-interface WalletRow {
-  readonly id: string;
-  readonly label: string;
-  readonly address: string;
-  readonly createdAt: Date;
-}
-
-export const walletRecord = (w: WalletRow): WalletRecord => ({
+export const walletRecord = (w: Pick<WalletRow, 'id' | 'label' | 'address' | 'createdAt'>): WalletRecord => ({
   walletId: w.id,
   label: w.label,
   address: w.address,
@@ -53,13 +55,12 @@ const walletNotFound = (walletId: string) => new AppError('BCK.ORG.0005', { deta
  * A wallet of the caller's organization that the caller may see: any for an Admin, for a Member one shared with
  * one of their active groups. 404 BCK.ORG.0005 otherwise, whichever organization it belongs to.
  */
-export async function walletIn(em: Em, org: OrgCaller, walletId: string) {
-  const w = isUuid(walletId) ? await em.findOne(OrgWallet, { id: walletId, orgId: org.orgId }) : null;
+export async function walletIn(em: Em, org: OrgCaller, walletId: string): Promise<WalletRow> {
+  const w = isUuid(walletId) ? await walletById(em, org.orgId, walletId) : null;
   if (w === null) throw walletNotFound(walletId);
   if (org.role === 'Admin') return w;
   const groups = await memberGroupIds(em, org);
-  const shared =
-    groups.length > 0 && (await em.count(OrgWalletShare, { walletId, orgId: org.orgId, groupId: { $in: groups } })) > 0;
+  const shared = groups.length > 0 && (await isWalletSharedWith(em, org.orgId, walletId, groups));
   if (!shared) throw walletNotFound(walletId);
   return w;
 }
@@ -83,7 +84,7 @@ export async function createWallet(
   };
   // Only inserts in the transaction (no read first): on SQLite the first statement takes the write lock.
   await ctx.db.em().transactional(async (tx) => {
-    tx.create(OrgWallet, row);
+    addWallet(tx, row);
     await recordActivity(
       emSql(tx),
       {
@@ -104,14 +105,12 @@ export async function createWallet(
 export async function listWallets(ctx: ServiceContext, userId: string, orgId: string): Promise<WalletRecord[]> {
   const org = await memberOf(ctx, userId, orgId);
   const em = ctx.db.em();
-  const order = { orderBy: { createdAt: 'asc', id: 'asc' } } as const;
-  if (org.role === 'Admin') return (await em.find(OrgWallet, { orgId: org.orgId }, order)).map(walletRecord);
+  if (org.role === 'Admin') return (await walletsOf(em, org.orgId)).map(walletRecord);
   const groups = await memberGroupIds(em, org);
   if (groups.length === 0) return [];
-  const shares = await em.find(OrgWalletShare, { orgId: org.orgId, groupId: { $in: groups } });
-  if (shares.length === 0) return [];
-  const ids = [...new Set(shares.map((s) => s.walletId))];
-  return (await em.find(OrgWallet, { orgId: org.orgId, id: { $in: ids } }, order)).map(walletRecord);
+  const ids = await walletIdsSharedWith(em, org.orgId, groups);
+  if (ids.length === 0) return [];
+  return (await walletsOf(em, org.orgId, ids)).map(walletRecord);
 }
 
 /** The wallet's balance of each asset the environment knows (0 for one it never held), read off the ledger. */
@@ -146,7 +145,7 @@ const isPrivateKey = (s: string): s is `0x${string}` => PRIVATE_KEY.test(s);
  * never logged nor returned to a client. 404 BCK.ORG.0005 for an unknown wallet.
  */
 export async function orgWalletKeyOf(ctx: ServiceContext, walletId: string): Promise<`0x${string}`> {
-  const w = isUuid(walletId) ? await ctx.db.em().findOne(OrgWallet, { id: walletId }) : null;
+  const w = isUuid(walletId) ? await anyOrgWallet(ctx.db.em(), walletId) : null;
   if (w === null) throw walletNotFound(walletId);
   const key = ctx.box.open(w.walletKeyEnc);
   // A key that does not open to a private key is a corrupt row or a wrong SECRETS_KEY: an internal error, and
