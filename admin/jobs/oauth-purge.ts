@@ -1,5 +1,5 @@
 // What the OAuth flows leave behind, every 10 minutes, so each row outlives its bound by at most that (what is
-// kept how long, and the statements: shared/oauth/purge.ts).
+// kept how long: shared/oauth/purge.ts; the statements: shared/oauth/store/).
 import type { ServiceContext } from '../../shared/context.js';
 import type { Logger } from '../../shared/log.js';
 import { purgeOAuth } from '../../shared/oauth/purge.js';

@@ -1,11 +1,13 @@
 // Every statement on the delegation tables outside the spend, in the entity manager's style: creating a delegation,
-// reading it, listing it, revoking it, and paging its ledger. What a delegation has spent (amount_spent_cents,
-// transaction_count and the delegation_transaction rows) is written only by the spend module's SQL
-// (shared/spend/delegation-account.ts), in the transaction of the charge.
+// reading it, listing it, revoking it (one, or those of revoked OAuth grants), and reading its ledger (a page, the
+// last charge). What a delegation has spent (amount_spent_cents, transaction_count and the delegation_transaction
+// rows) is written only by the spend module's SQL (shared/spend/delegation-account.ts), in the transaction of the
+// charge.
 import type { InferEntity, RequiredEntityData } from '@mikro-orm/core';
+import { raw } from '@mikro-orm/sql';
 import { sqlCondition } from '../db/conditions.js';
 import { Delegation, DelegationTransaction } from '../db/entities/index.js';
-import type { Em } from '../db/sql.js';
+import { type Em, timestamp } from '../db/sql.js';
 import type { DelegationStatus } from './requests.js';
 
 export type DelegationEntity = InferEntity<typeof Delegation>;
@@ -94,4 +96,45 @@ export async function transactionsPage(
     { orderBy: { createdAt: 'desc', id: 'desc' }, limit: q.offset, offset: (q.page - 1) * q.offset },
   );
   return { rows, total };
+}
+
+/** The delegations named that are `userId`'s (another user's is left out), whatever their state. */
+export const delegationsOfUser = (
+  em: Em,
+  userId: string,
+  delegationIds: readonly string[],
+): Promise<DelegationEntity[]> => em.find(Delegation, { id: { $in: [...delegationIds] }, userId });
+
+/** The user's delegation while it can still be used at `now` (Active, not expired), or null. */
+export const findUsableDelegation = (
+  em: Em,
+  userId: string,
+  delegationId: string,
+  now: Date,
+): Promise<DelegationEntity | null> =>
+  em.findOne(Delegation, { id: delegationId, userId, status: 'Active', expiresAt: { $gt: now } });
+
+/** Revokes each delegation still Active, each with the user it belongs to (never another user's). */
+export async function revokeActiveOfUsers(
+  em: Em,
+  delegations: readonly { readonly id: string; readonly userId: string }[],
+  now: Date,
+): Promise<void> {
+  await em.nativeUpdate(
+    Delegation,
+    { $or: delegations.map((d) => ({ id: d.id, userId: d.userId })), status: 'Active' },
+    { status: 'Revoked', revokedAt: now },
+  );
+}
+
+/** When each delegation was last charged: the newest `reserve` of its ledger (none: left out). */
+export async function lastReservedAt(em: Em, delegationIds: readonly string[]): Promise<Map<string, Date>> {
+  if (delegationIds.length === 0) return new Map();
+  const rows = await em
+    .createQueryBuilder(DelegationTransaction)
+    .select([raw('delegation_id as d'), raw('max(created_at) as last')])
+    .where({ delegationId: { $in: [...delegationIds] }, kind: 'reserve' })
+    .groupBy('delegationId')
+    .execute<{ d: string; last: unknown }[]>('all', false);
+  return new Map(rows.map((r) => [r.d, timestamp(r.last)]));
 }

@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import type { ServiceContext } from '../context.js';
 import { randomToken, sha256Hex } from '../crypto/hashing.js';
-import { CONSENT_TYPES, OAuthCode } from '../db/entities/index.js';
+import { CONSENT_TYPES } from '../db/entities/index.js';
 import { AppError } from '../errors/app-error.js';
 import { line } from '../text.js';
 import { type ClientView, enabledClient } from './clients.js';
@@ -21,6 +21,7 @@ import {
   newGrant,
 } from './consent.js';
 import { CodeChallenge } from './pkce.js';
+import { addCode } from './store/codes.js';
 
 /** RFC 6749 §4.1.2 recommends a short life; ten minutes is the maximum. Sixty seconds is enough for a redirect. */
 export const CODE_TTL_SECS = 60;
@@ -160,14 +161,13 @@ export async function decide(
   const now = ctx.now();
   const grantId = await ctx.db.em().transactional(async (em) => {
     const grant = newGrant(em, { userId: user.userId, clientId: req.client.clientId }, req.terms, now, funding);
-    em.create(OAuthCode, {
+    addCode(em, {
       codeHash: sha256Hex(code),
       grantId: grant.grantId,
       clientId: req.client.clientId,
       redirectUri: req.redirectUri,
       codeChallenge: req.codeChallenge,
       expiresAt: new Date(now.getTime() + CODE_TTL_SECS * 1000),
-      consumedAt: null,
       createdAt: now,
     });
     await em.flush();

@@ -1,20 +1,13 @@
 // A user's bindings: the grants they gave connectors, with the cap and spending of each grant's delegation.
 // Read and revoked only by their user (another user's binding is not found, 404). A revoked binding says why.
-import type { InferEntity } from '@mikro-orm/core';
-import { raw } from '@mikro-orm/sql';
-import {
-  type ConsentType,
-  Delegation,
-  DelegationTransaction,
-  GRANT_REVOKE_REASONS,
-  OAuthClient,
-  OAuthGrant,
-} from '../db/entities/index.js';
-import { timestamp } from '../db/sql.js';
+import { type ConsentType, GRANT_REVOKE_REASONS } from '../db/entities/index.js';
 import type { ServiceContext } from '../context.js';
+import { type DelegationEntity, delegationsOfUser, lastReservedAt } from '../delegations/store.js';
 import { AppError } from '../errors/app-error.js';
 import { toWire } from '../money.js';
 import { revokeGrant } from './grants.js';
+import { type ClientRow, clientsByIds } from './store/clients.js';
+import { type GrantRow, findUserGrant, userGrantsPage } from './store/grants.js';
 
 export type BindingState = 'active' | 'expired' | 'exhausted' | 'revoked';
 
@@ -46,25 +39,9 @@ export interface Binding {
 
 const iso = (d: Date | null | undefined): string | null => (d == null ? null : d.toISOString());
 
-/**
- * When each delegation was last charged: a grant's delegation is its own, so its journal's last charge is the
- * grant's last payment, whether a commerce payment through the router or an account_access order by card.
- */
-async function lastChargedAt(ctx: ServiceContext, delegationIds: readonly string[]): Promise<Map<string, Date>> {
-  if (delegationIds.length === 0) return new Map();
-  const rows = await ctx.db
-    .em()
-    .createQueryBuilder(DelegationTransaction)
-    .select([raw('delegation_id as d'), raw('max(created_at) as last')])
-    .where({ delegationId: { $in: [...delegationIds] }, kind: 'reserve' })
-    .groupBy('delegationId')
-    .execute<{ d: string; last: unknown }[]>('all', false);
-  return new Map(rows.map((r) => [r.d, timestamp(r.last)]));
-}
-
-type GrantOf = Pick<InferEntity<typeof OAuthGrant>, 'status' | 'revokedAt' | 'revokedReason'>;
-type DelegationOf = Pick<InferEntity<typeof Delegation>, 'status' | 'revokedAt'>;
-type ClientOf = Pick<InferEntity<typeof OAuthClient>, 'disabledAt'>;
+type GrantOf = Pick<GrantRow, 'status' | 'revokedAt' | 'revokedReason'>;
+type DelegationOf = Pick<DelegationEntity, 'status' | 'revokedAt'>;
+type ClientOf = Pick<ClientRow, 'disabledAt'>;
 
 /**
  * Whether a binding is revoked, when and why; undefined while it is not. The grant's own revocation comes first;
@@ -89,21 +66,14 @@ export async function listBindings(
   q: { page: number; offset: number },
 ): Promise<{ bindings: Binding[]; total: number; page: number; offset: number }> {
   const em = ctx.db.em();
-  const [grants, total] = await em.findAndCount(
-    OAuthGrant,
-    { userId },
-    { orderBy: { createdAt: 'desc', id: 'asc' }, limit: q.offset, offset: (q.page - 1) * q.offset },
-  );
-  const delegations = new Map(
-    (await em.find(Delegation, { id: { $in: grants.map((g) => g.delegationId) }, userId })).map((d) => [d.id, d]),
-  );
-  const clients = new Map(
-    (await em.find(OAuthClient, { clientId: { $in: grants.map((g) => g.clientId) } })).map((c) => [c.clientId, c]),
-  );
-  const lastUsed = await lastChargedAt(
-    ctx,
-    grants.map((g) => g.delegationId),
-  );
+  const { rows: grants, total } = await userGrantsPage(em, userId, q);
+  const delegationIds = grants.map((g) => g.delegationId);
+  const delegations = new Map((await delegationsOfUser(em, userId, delegationIds)).map((d) => [d.id, d]));
+  const clientIds = grants.map((g) => g.clientId);
+  const clients = new Map((await clientsByIds(em, clientIds)).map((c) => [c.clientId, c]));
+  // A grant's delegation is its own, so its journal's last charge is the grant's last payment, whether a commerce
+  // payment through the router or an account_access order by card.
+  const lastUsed = await lastReservedAt(ctx.db.em(), delegationIds);
   const now = ctx.now().getTime();
   const bindings = grants.map((g): Binding => {
     const d = delegations.get(g.delegationId);
@@ -140,7 +110,7 @@ export async function listBindings(
 
 /** Revokes the user's binding, its tokens and its delegation; revoking a revoked binding is a no-op. */
 export async function revokeBinding(ctx: ServiceContext, userId: string, bindingId: string): Promise<void> {
-  const grant = await ctx.db.em().findOne(OAuthGrant, { id: bindingId, userId });
+  const grant = await findUserGrant(ctx.db.em(), userId, bindingId);
   if (grant === null) throw new AppError('BCK.OAUTH.0019', { details: `binding ${bindingId} not found` });
   await revokeGrant(ctx, grant.id, 'user');
 }

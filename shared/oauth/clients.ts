@@ -1,15 +1,24 @@
 // Registered OAuth clients (operator CLI: `oauth-clients create|list|update|disable`) and what the consent flow
 // may learn of one (`POST /oauth/connect/details`). A disabled client is unknown to every OAuth endpoint, as an
 // unregistered one: 400 BCK.OAUTH.0016; and every grant it held is revoked with it.
-import type { InferEntity } from '@mikro-orm/core';
 import { z } from 'zod';
 import type { ServiceContext } from '../context.js';
 import { randomToken } from '../crypto/hashing.js';
-import { CONSENT_TYPES, type ConsentType, OAuthClient, OAuthGrant } from '../db/entities/index.js';
+import { CONSENT_TYPES, type ConsentType } from '../db/entities/index.js';
 import { AppError } from '../errors/app-error.js';
 import { line } from '../text.js';
 import { revokeGrantsIn } from './grants.js';
 import { RedirectUri } from './redirect-uri.js';
+import {
+  type ClientRow,
+  allClients,
+  findClient,
+  findEnabledClient,
+  insertClient,
+  markClientDisabled,
+  updateClientRow,
+} from './store/clients.js';
+import { activeGrantsOfClient } from './store/grants.js';
 
 const ConsentTypes = z.array(z.enum(CONSENT_TYPES)).max(CONSENT_TYPES.length);
 /** The JSON columns, read back through their schemas. */
@@ -48,8 +57,6 @@ export interface ClientView {
   readonly accountLevel: boolean;
   readonly allowedConsentTypes: ConsentType[];
 }
-
-type ClientRow = InferEntity<typeof OAuthClient>;
 
 function viewOf(row: ClientRow): ClientView {
   return {
@@ -95,42 +102,44 @@ function newClientId(): string {
 export async function createClient(ctx: ServiceContext, input: unknown): Promise<ClientView> {
   const parsed = CreateClientInput.safeParse(input);
   if (!parsed.success) throw invalid(parsed.error);
-  const now = ctx.now();
-  const em = ctx.db.em();
-  const row = em.create(OAuthClient, {
-    clientId: newClientId(),
-    name: parsed.data.name,
-    redirectUris: JSON.stringify(parsed.data.redirectUris),
-    verified: parsed.data.verified,
-    accountLevel: parsed.data.accountLevel,
-    allowedConsentTypes: JSON.stringify(parsed.data.allowedConsentTypes),
-    disabledAt: null,
-    createdAt: now,
-    updatedAt: now,
-  });
-  await em.flush();
+  const row = await insertClient(
+    ctx.db.em(),
+    {
+      clientId: newClientId(),
+      name: parsed.data.name,
+      redirectUris: JSON.stringify(parsed.data.redirectUris),
+      verified: parsed.data.verified,
+      accountLevel: parsed.data.accountLevel,
+      allowedConsentTypes: JSON.stringify(parsed.data.allowedConsentTypes),
+    },
+    ctx.now(),
+  );
   return viewOf(row);
 }
 
 export async function listClients(ctx: ServiceContext): Promise<{ clients: ReturnType<typeof listedOf>[] }> {
-  const rows = await ctx.db.em().find(OAuthClient, {}, { orderBy: { createdAt: 'asc', clientId: 'asc' } });
+  const rows = await allClients(ctx.db.em());
   return { clients: rows.map(listedOf) };
 }
 
 export async function updateClient(ctx: ServiceContext, clientId: string, input: unknown) {
   const parsed = UpdateClientInput.safeParse(input);
   if (!parsed.success) throw invalid(parsed.error);
-  const em = ctx.db.em();
-  const row = await em.findOne(OAuthClient, { clientId });
-  if (row === null) throw unknownClient(clientId);
   const p = parsed.data;
-  if (p.name !== undefined) row.name = p.name;
-  if (p.redirectUris !== undefined) row.redirectUris = JSON.stringify(p.redirectUris);
-  if (p.verified !== undefined) row.verified = p.verified;
-  if (p.accountLevel !== undefined) row.accountLevel = p.accountLevel;
-  if (p.allowedConsentTypes !== undefined) row.allowedConsentTypes = JSON.stringify(p.allowedConsentTypes);
-  row.updatedAt = ctx.now();
-  await em.flush();
+  const json = <T>(v: T | undefined) => (v === undefined ? undefined : JSON.stringify(v));
+  const row = await updateClientRow(
+    ctx.db.em(),
+    clientId,
+    {
+      name: p.name,
+      redirectUris: json(p.redirectUris),
+      verified: p.verified,
+      accountLevel: p.accountLevel,
+      allowedConsentTypes: json(p.allowedConsentTypes),
+    },
+    ctx.now(),
+  );
+  if (row === null) throw unknownClient(clientId);
   return listedOf(row);
 }
 
@@ -146,14 +155,10 @@ export async function disableClient(ctx: ServiceContext, clientId: string) {
   const now = ctx.now();
   const result = await ctx.db.em().transactional(async (em) => {
     // A write first: on SQLite it takes the write lock before anything is read (see revokeGrantsIn).
-    await em.nativeUpdate(OAuthClient, { clientId, disabledAt: null }, { disabledAt: now, updatedAt: now });
-    const row = await em.findOne(OAuthClient, { clientId });
+    await markClientDisabled(em, clientId, now);
+    const row = await findClient(em, clientId);
     if (row === null) return undefined;
-    const live = await em.find(
-      OAuthGrant,
-      { clientId, status: 'Active' },
-      { fields: ['id', 'userId', 'delegationId'], orderBy: { id: 'asc' } },
-    );
+    const live = await activeGrantsOfClient(em, clientId);
     const grantsRevoked = await revokeGrantsIn(em, live, 'client_disabled', now);
     return { ...listedOf(row), grantsRevoked };
   });
@@ -163,7 +168,7 @@ export async function disableClient(ctx: ServiceContext, clientId: string) {
 
 /** An enabled client, or 400 BCK.OAUTH.0016. */
 export async function enabledClient(ctx: ServiceContext, clientId: string): Promise<ClientView> {
-  const row = await ctx.db.em().findOne(OAuthClient, { clientId, disabledAt: null });
+  const row = await findEnabledClient(ctx.db.em(), clientId);
   if (row === null) throw unknownClient(clientId);
   return viewOf(row);
 }

@@ -8,13 +8,14 @@
 //                   registry and credits reads, plan orders and card-delegation x402 permissions, within the cap.
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { type ConsentType, OAuthGrant } from '../db/entities/index.js';
+import type { ConsentType } from '../db/entities/index.js';
 import type { Em } from '../db/sql.js';
 import type { ServiceContext } from '../context.js';
 import { newDelegation } from '../delegations/delegations.js';
 import { AppError } from '../errors/app-error.js';
 import { orgFundingFor } from '../organizations/spending.js';
 import { CURRENCIES, type Currency } from '../spend/currency.js';
+import { addGrant } from './store/grants.js';
 
 /** Bounds of what a connector may ask for: $1,000,000 (in cents) and one year. */
 export const MAX_CONSENT_CENTS = 100_000_000n;
@@ -107,15 +108,12 @@ export function newGrant(
     now,
   );
   const grantId = randomUUID();
-  em.create(OAuthGrant, {
+  addGrant(em, {
     id: grantId,
     userId: who.userId,
     clientId: who.clientId,
     consentType: terms.consentType,
     delegationId: delegation.id,
-    status: 'Active',
-    revokedAt: null,
-    revokedReason: null,
     createdAt: now,
   });
   return { grantId, delegationId: delegation.id, expiresAt: delegation.expiresAt };

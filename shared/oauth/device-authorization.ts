@@ -7,11 +7,12 @@ import type { ServiceContext } from '../context.js';
 import { randomToken, sha256Hex } from '../crypto/hashing.js';
 import { addressBucket } from '../client-address.js';
 import { CONSENT_TYPES } from '../db/entities/index.js';
-import { isUniqueViolation } from '../db/sql.js';
+import { emSql, isUniqueViolation } from '../db/sql.js';
 import { line } from '../text.js';
 import { ConsentCents, ConsentCurrency, ConsentDuration } from './consent.js';
 import { DeviceRateLimited, takeDeviceAuthorization } from './device-rate-limit.js';
 import { invalidScope, temporarilyUnavailable } from './protocol-error.js';
+import { insertDeviceCode } from './store/device-codes.js';
 import { parseTokenRequest, tokenClient } from './token-request.js';
 import { displayUserCode, newUserCode } from './user-code.js';
 
@@ -70,26 +71,20 @@ export async function startDeviceAuthorization(
     const userCode = newUserCode();
     const now = ctx.now();
     try {
-      await ctx.db.sql.transaction(async (tx) => {
-        await takeDeviceAuthorization(tx, who, limits, now);
-        await tx.run(
-          `insert into oauth_device_code (device_code_hash, user_code_hash, client_id, consent_type,
-             spending_limit_cents, currency, duration_secs, status, user_id, grant_id, interval_secs, last_polled_at,
-             expires_at, created_at)
-           values (?, ?, ?, ?, ?, ?, ?, 'pending', null, null, ?, null, ?, ?)`,
-          [
-            sha256Hex(deviceCode),
-            sha256Hex(userCode),
-            client.clientId,
-            scope,
-            req.spending_limit_cents ?? DEFAULT_DEVICE_CENTS,
-            req.currency,
-            req.duration_secs ?? DEFAULT_DEVICE_DURATION_SECS,
-            c.OAUTH_DEVICE_POLL_INTERVAL_SECS,
-            new Date(now.getTime() + DEVICE_CODE_TTL_SECS * 1000),
-            now,
-          ],
-        );
+      await ctx.db.em().transactional(async (em) => {
+        await takeDeviceAuthorization(emSql(em), who, limits, now);
+        await insertDeviceCode(em, {
+          deviceCodeHash: sha256Hex(deviceCode),
+          userCodeHash: sha256Hex(userCode),
+          clientId: client.clientId,
+          consentType: scope,
+          spendingLimitCents: req.spending_limit_cents ?? DEFAULT_DEVICE_CENTS,
+          currency: req.currency,
+          durationSecs: req.duration_secs ?? DEFAULT_DEVICE_DURATION_SECS,
+          intervalSecs: c.OAUTH_DEVICE_POLL_INTERVAL_SECS,
+          expiresAt: new Date(now.getTime() + DEVICE_CODE_TTL_SECS * 1000),
+          createdAt: now,
+        });
       });
     } catch (err) {
       if (err instanceof DeviceRateLimited) {

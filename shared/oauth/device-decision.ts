@@ -3,10 +3,9 @@
 // counts as a guess (guess-limit.ts). Approval creates the grant and its delegation and marks the request
 // approved in ONE transaction, by a conditional UPDATE (still pending, not expired): a code decides once.
 import { z } from 'zod';
-import type { InferEntity } from '@mikro-orm/core';
 import type { ServiceContext } from '../context.js';
 import { sha256Hex } from '../crypto/hashing.js';
-import { type CONSENT_TYPES, OAuthDeviceCode } from '../db/entities/index.js';
+import type { CONSENT_TYPES } from '../db/entities/index.js';
 import { AppError } from '../errors/app-error.js';
 import { toWire } from '../money.js';
 import { CURRENCIES } from '../spend/currency.js';
@@ -14,9 +13,8 @@ import { line } from '../text.js';
 import { enabledClient } from './clients.js';
 import { ConsentCents, ConsentWallet, consentFunding, newGrant } from './consent.js';
 import { asGuess } from './guess-limit.js';
+import { type DeviceCodeRow, decidePendingDeviceCode, findPendingByUserCode } from './store/device-codes.js';
 import { normalizeUserCode } from './user-code.js';
-
-type DeviceRow = InferEntity<typeof OAuthDeviceCode>;
 
 export const DeviceDetailsBody = z.object({ user_code: line(64) });
 export const DeviceDecisionBody = ConsentWallet.extend({
@@ -28,15 +26,11 @@ export const DeviceDecisionBody = ConsentWallet.extend({
 const invalidCode = () => new AppError('BCK.OAUTH.0020');
 
 /** The pending, unexpired request a user code names, looked up as one guess of `userId`. */
-async function pendingRequest(ctx: ServiceContext, userId: string, typed: string): Promise<DeviceRow> {
+async function pendingRequest(ctx: ServiceContext, userId: string, typed: string): Promise<DeviceCodeRow> {
   const row = await asGuess(ctx, userId, async () => {
     const normal = normalizeUserCode(typed);
     if (normal === undefined) return undefined;
-    const found = await ctx.db.em().findOne(OAuthDeviceCode, {
-      userCodeHash: sha256Hex(normal),
-      status: 'pending',
-      expiresAt: { $gt: ctx.now() },
-    });
+    const found = await findPendingByUserCode(ctx.db.em(), sha256Hex(normal), ctx.now());
     return found ?? undefined;
   });
   if (row === undefined) throw invalidCode();
@@ -85,9 +79,8 @@ export async function decideDevice(
   }
   const funding = decision.approve ? await consentFunding(ctx, userId, row.consentType, decision) : undefined;
   const now = ctx.now();
-  const pending = { deviceCodeHash: row.deviceCodeHash, status: 'pending' as const, expiresAt: { $gt: now } };
   const decided = await ctx.db.em().transactional(async (em) => {
-    if (!decision.approve) return em.nativeUpdate(OAuthDeviceCode, pending, { status: 'denied', userId });
+    if (!decision.approve) return decidePendingDeviceCode(em, row.deviceCodeHash, now, { status: 'denied', userId });
     const grant = newGrant(
       em,
       { userId, clientId: row.clientId },
@@ -101,7 +94,11 @@ export async function decideDevice(
       funding,
     );
     await em.flush();
-    const n = await em.nativeUpdate(OAuthDeviceCode, pending, { status: 'approved', userId, grantId: grant.grantId });
+    const n = await decidePendingDeviceCode(em, row.deviceCodeHash, now, {
+      status: 'approved',
+      userId,
+      grantId: grant.grantId,
+    });
     // Decided by someone else meanwhile: throwing rolls the new grant and delegation back.
     if (n !== 1) throw invalidCode();
     return n;

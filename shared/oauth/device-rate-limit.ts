@@ -4,8 +4,8 @@
 // bucket, in the transaction that inserts the device code. So the limits hold across every process on the database,
 // parallel requests cannot overshoot them (each upsert waits on its bucket's row), and a refused request rolls back,
 // leaving neither a device code nor a count. This endpoint is not a hot path: two small writes per code are cheap.
-import { type SqlTx, int64, timestamp } from '../db/sql.js';
-import { InvariantError } from '../errors/invariant.js';
+import type { SqlTx } from '../db/sql.js';
+import { takeDeviceAuthorizationIn } from './store/rate-windows.js';
 
 export interface DeviceRateLimits {
   readonly perAddress: number;
@@ -27,21 +27,11 @@ export class DeviceRateLimited extends Error {
 /** Takes one from `bucket`'s window (a new window once the old one is over); the refusal when none is left. */
 async function take(tx: SqlTx, bucket: string, limit: number, windowSecs: number, now: Date): Promise<number | null> {
   const windowOver = new Date(now.getTime() - windowSecs * 1000);
-  const rows = await tx.all(
-    `insert into oauth_device_rate (bucket, window_started_at, used) values (?, ?, 1)
-     on conflict (bucket) do update set
-       used = case when oauth_device_rate.window_started_at <= ? then 1 else oauth_device_rate.used + 1 end,
-       window_started_at = case when oauth_device_rate.window_started_at <= ? then ?
-                                else oauth_device_rate.window_started_at end
-     returning used, window_started_at`,
-    [bucket, now, windowOver, windowOver, now],
-  );
-  const row = rows[0];
-  if (row === undefined) throw new InvariantError('device rate upsert returned no row');
-  if (int64(row.used) <= BigInt(limit)) return null;
+  const window = await takeDeviceAuthorizationIn(tx, bucket, now, windowOver);
+  if (window.count <= BigInt(limit)) return null;
   // The window may have been opened by a parallel request whose clock read a little later than ours (it held the
   // row while we waited), so what is left can exceed the window by that much: never promise more than one window.
-  const endsAt = timestamp(row.window_started_at).getTime() + windowSecs * 1000;
+  const endsAt = window.windowStartedAt.getTime() + windowSecs * 1000;
   return Math.min(windowSecs, Math.max(1, Math.ceil((endsAt - now.getTime()) / 1000)));
 }
 

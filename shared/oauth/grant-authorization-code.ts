@@ -6,12 +6,12 @@
 import { z } from 'zod';
 import type { ServiceContext } from '../context.js';
 import { sha256Hex } from '../crypto/hashing.js';
-import { OAuthCode } from '../db/entities/index.js';
 import type { TokenSigner } from '../keys/signing-keys.js';
 import { line } from '../text.js';
 import { liveGrant, revokeGrant } from './grants.js';
 import { CodeVerifier, verifierMatches } from './pkce.js';
 import { invalidGrant } from './protocol-error.js';
+import { consumeCode, findCode } from './store/codes.js';
 import { clientRequest } from './token-request.js';
 import { type TokenResponse, redeem } from './tokens.js';
 
@@ -30,7 +30,7 @@ export async function redeemAuthorizationCode(
   const req = await clientRequest(ctx, Body, body);
   const now = ctx.now();
   const codeHash = sha256Hex(req.code);
-  const row = await ctx.db.em().findOne(OAuthCode, { codeHash });
+  const row = await findCode(ctx.db.em(), codeHash);
   // One description for every way a code is not good: a guesser learns nothing from the answer.
   const refused = () => invalidGrant('the authorization code is invalid, expired or already used');
   if (row === null || row.clientId !== req.client_id) throw refused();
@@ -45,9 +45,7 @@ export async function redeemAuthorizationCode(
     throw invalidGrant('code_verifier does not match the code challenge');
   const grant = await liveGrant(ctx.db.em(), row.grantId, now);
   if (grant === null) throw invalidGrant('the grant has been revoked or has expired');
-  const tokens = await redeem(ctx, signer, grant, (em) =>
-    em.nativeUpdate(OAuthCode, { codeHash, consumedAt: null, expiresAt: { $gt: now } }, { consumedAt: now }),
-  );
+  const tokens = await redeem(ctx, signer, grant, (em) => consumeCode(em, codeHash, now));
   if (tokens === undefined) {
     await revokeGrant(ctx, row.grantId, 'code_replay');
     throw refused();

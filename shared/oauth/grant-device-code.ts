@@ -6,11 +6,11 @@
 import { z } from 'zod';
 import type { ServiceContext } from '../context.js';
 import { sha256Hex } from '../crypto/hashing.js';
-import { OAuthDeviceCode } from '../db/entities/index.js';
 import type { TokenSigner } from '../keys/signing-keys.js';
 import { line } from '../text.js';
 import { liveGrant, revokeGrant } from './grants.js';
 import { accessDenied, authorizationPending, expiredToken, invalidGrant, slowDown } from './protocol-error.js';
+import { findDeviceCode, recordDevicePoll, redeemApprovedDeviceCode } from './store/device-codes.js';
 import { clientRequest } from './token-request.js';
 import { type TokenResponse, redeem } from './tokens.js';
 
@@ -28,15 +28,16 @@ export async function redeemDeviceCode(
   const now = ctx.now();
   const deviceCodeHash = sha256Hex(req.device_code);
   const em = ctx.db.em();
-  const row = await em.findOne(OAuthDeviceCode, { deviceCodeHash });
+  const row = await findDeviceCode(em, deviceCodeHash);
   if (row === null || row.clientId !== req.client_id) throw invalidGrant('the device code is invalid');
   if (row.expiresAt.getTime() <= now.getTime() && row.status !== 'redeemed') throw expiredToken();
 
   const last = row.lastPolledAt ?? null;
   const tooSoon = last !== null && now.getTime() - last.getTime() < row.intervalSecs * 1000;
-  const polled = await em.nativeUpdate(
-    OAuthDeviceCode,
-    { deviceCodeHash, lastPolledAt: last, intervalSecs: row.intervalSecs },
+  const polled = await recordDevicePoll(
+    em,
+    deviceCodeHash,
+    { lastPolledAt: last, intervalSecs: row.intervalSecs },
     tooSoon ? { lastPolledAt: now, intervalSecs: row.intervalSecs + SLOW_DOWN_STEP_SECS } : { lastPolledAt: now },
   );
   if (tooSoon) throw slowDown(row.intervalSecs + SLOW_DOWN_STEP_SECS);
@@ -56,9 +57,7 @@ export async function redeemDeviceCode(
   }
   const grant = row.grantId == null ? null : await liveGrant(em, row.grantId, now);
   if (grant === null) throw invalidGrant('the grant has been revoked or has expired');
-  const tokens = await redeem(ctx, signer, grant, (tx) =>
-    tx.nativeUpdate(OAuthDeviceCode, { deviceCodeHash, status: 'approved' }, { status: 'redeemed' }),
-  );
+  const tokens = await redeem(ctx, signer, grant, (tx) => redeemApprovedDeviceCode(tx, deviceCodeHash));
   if (tokens === undefined) {
     await revokeGrant(ctx, grant.id, 'device_replay');
     throw invalidGrant('the device code has already been used');

@@ -5,11 +5,11 @@
 import { z } from 'zod';
 import type { ServiceContext } from '../context.js';
 import { sha256Hex } from '../crypto/hashing.js';
-import { OAuthRefreshToken } from '../db/entities/index.js';
 import type { TokenSigner } from '../keys/signing-keys.js';
 import { line } from '../text.js';
 import { liveGrant, revokeGrant } from './grants.js';
 import { invalidGrant, invalidScope } from './protocol-error.js';
+import { findRefreshToken, rotateRefreshToken } from './store/refresh-tokens.js';
 import { clientRequest } from './token-request.js';
 import { type TokenResponse, redeem } from './tokens.js';
 
@@ -27,7 +27,7 @@ export async function redeemRefreshToken(
   const req = await clientRequest(ctx, Body, body);
   const now = ctx.now();
   const tokenHash = sha256Hex(req.refresh_token);
-  const row = await ctx.db.em().findOne(OAuthRefreshToken, { tokenHash });
+  const row = await findRefreshToken(ctx.db.em(), tokenHash);
   const refused = () => invalidGrant('the refresh token is invalid, expired, revoked or already used');
   if (row === null || row.clientId !== req.client_id || row.revokedAt != null) throw refused();
   if (row.rotatedAt != null) {
@@ -41,9 +41,7 @@ export async function redeemRefreshToken(
   if (req.scope !== undefined && req.scope !== grant.consentType) {
     throw invalidScope(`the grant's scope is ${grant.consentType}`);
   }
-  const tokens = await redeem(ctx, signer, grant, (em) =>
-    em.nativeUpdate(OAuthRefreshToken, { tokenHash, rotatedAt: null, revokedAt: null }, { rotatedAt: now }),
-  );
+  const tokens = await redeem(ctx, signer, grant, (em) => rotateRefreshToken(em, tokenHash, now));
   if (tokens === undefined) {
     // Rotated (or revoked) since it was read: a parallel use of the same token.
     await revokeGrant(ctx, row.grantId, 'refresh_reuse');

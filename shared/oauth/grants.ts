@@ -2,21 +2,15 @@
 // transaction, the grant, every refresh token issued for it and its delegation, so no credential of the grant
 // (a refresh token, or an access token whose grant is checked on use) can spend afterwards. Disabling a client
 // revokes its live grants the same way (shared/oauth/clients.ts), in the transaction that disables it.
-import type { InferEntity } from '@mikro-orm/core';
 import type { ServiceContext } from '../context.js';
-import {
-  Delegation,
-  type GrantRevokeReason,
-  OAuthClient,
-  OAuthGrant,
-  OAuthRefreshToken,
-} from '../db/entities/index.js';
+import type { GrantRevokeReason } from '../db/entities/index.js';
 import type { Em } from '../db/sql.js';
+import { findUsableDelegation, revokeActiveOfUsers } from '../delegations/store.js';
+import { findEnabledClient } from './store/clients.js';
+import { type GrantRef, type GrantRow, findActiveGrant, findGrant, revokeActiveGrants } from './store/grants.js';
+import { revokeRefreshTokensOf } from './store/refresh-tokens.js';
 
-export type GrantRow = InferEntity<typeof OAuthGrant>;
-
-/** What a revocation needs of a grant (its immutable part, read before the transaction). */
-export type GrantRef = Pick<GrantRow, 'id' | 'userId' | 'delegationId'>;
+export type { GrantRef, GrantRow };
 
 /** Grants revoked per statement: bounds the size of each statement's `in` list, not the transaction. */
 const REVOKE_BATCH = 200;
@@ -37,17 +31,13 @@ export async function revokeGrantsIn(
   for (let i = 0; i < grants.length; i += REVOKE_BATCH) {
     const batch = grants.slice(i, i + REVOKE_BATCH);
     const ids = batch.map((g) => g.id);
-    changed += await em.nativeUpdate(
-      OAuthGrant,
-      { id: { $in: ids }, status: 'Active' },
-      { status: 'Revoked', revokedAt: now, revokedReason: reason },
-    );
-    await em.nativeUpdate(OAuthRefreshToken, { grantId: { $in: ids }, revokedAt: null }, { revokedAt: now });
+    changed += await revokeActiveGrants(em, ids, reason, now);
+    await revokeRefreshTokensOf(em, ids, now);
     // Each delegation with the user it belongs to: a grant never revokes another user's delegation.
-    await em.nativeUpdate(
-      Delegation,
-      { $or: batch.map((g) => ({ id: g.delegationId, userId: g.userId })), status: 'Active' },
-      { status: 'Revoked', revokedAt: now },
+    await revokeActiveOfUsers(
+      em,
+      batch.map((g) => ({ id: g.delegationId, userId: g.userId })),
+      now,
     );
   }
   return changed;
@@ -59,7 +49,7 @@ export async function revokeGrantIn(em: Em, grant: GrantRef, reason: GrantRevoke
 }
 
 export async function revokeGrant(ctx: ServiceContext, grantId: string, reason: GrantRevokeReason): Promise<boolean> {
-  const grant = await ctx.db.em().findOne(OAuthGrant, { id: grantId });
+  const grant = await findGrant(ctx.db.em(), grantId);
   if (grant === null) return false;
   const now = ctx.now();
   return ctx.db.em().transactional((em) => revokeGrantIn(em, grant, reason, now));
@@ -76,15 +66,10 @@ export type LiveGrant = GrantRow & { readonly expiresAt: Date };
  * token endpoint refuses a disabled client.
  */
 export async function liveGrant(em: Em, grantId: string, now: Date): Promise<LiveGrant | null> {
-  const grant = await em.findOne(OAuthGrant, { id: grantId, status: 'Active' });
+  const grant = await findActiveGrant(em, grantId);
   if (grant === null) return null;
-  const delegation = await em.findOne(Delegation, {
-    id: grant.delegationId,
-    userId: grant.userId,
-    status: 'Active',
-    expiresAt: { $gt: now },
-  });
+  const delegation = await findUsableDelegation(em, grant.userId, grant.delegationId, now);
   if (delegation === null) return null;
-  const client = await em.findOne(OAuthClient, { clientId: grant.clientId, disabledAt: null });
+  const client = await findEnabledClient(em, grant.clientId);
   return client === null ? null : Object.assign(grant, { expiresAt: delegation.expiresAt });
 }

@@ -3,9 +3,8 @@
 // the old one is over); a lookup that finds its code gives the attempt back. So at most MAX_WRONG_GUESSES wrong
 // guesses are checked per window in any number of processes, however many arrive at once.
 import type { ServiceContext } from '../context.js';
-import { int64, timestamp } from '../db/sql.js';
 import { AppError } from '../errors/app-error.js';
-import { InvariantError } from '../errors/invariant.js';
+import { giveGuessBackIn, takeGuessIn } from './store/rate-windows.js';
 
 export const MAX_WRONG_GUESSES = 10;
 export const GUESS_WINDOW_SECS = 600;
@@ -14,22 +13,9 @@ export const GUESS_WINDOW_SECS = 600;
 async function takeAttempt(ctx: ServiceContext, userId: string): Promise<void> {
   const now = ctx.now();
   const windowOver = new Date(now.getTime() - GUESS_WINDOW_SECS * 1000);
-  const rows = await ctx.db.sql.transaction((tx) =>
-    tx.all(
-      `insert into oauth_user_code_attempts (user_id, window_started_at, failures) values (?, ?, 1)
-       on conflict (user_id) do update set
-         failures = case when oauth_user_code_attempts.window_started_at <= ? then 1
-                         else oauth_user_code_attempts.failures + 1 end,
-         window_started_at = case when oauth_user_code_attempts.window_started_at <= ? then ?
-                                  else oauth_user_code_attempts.window_started_at end
-       returning failures, window_started_at`,
-      [userId, now, windowOver, windowOver, now],
-    ),
-  );
-  const row = rows[0];
-  if (row === undefined) throw new InvariantError('attempt upsert returned no row');
-  if (Number(int64(row.failures)) <= MAX_WRONG_GUESSES) return;
-  const endsAt = timestamp(row.window_started_at).getTime() + GUESS_WINDOW_SECS * 1000;
+  const window = await ctx.db.sql.transaction((tx) => takeGuessIn(tx, userId, now, windowOver));
+  if (Number(window.count) <= MAX_WRONG_GUESSES) return;
+  const endsAt = window.windowStartedAt.getTime() + GUESS_WINDOW_SECS * 1000;
   const retryAfter = Math.max(1, Math.ceil((endsAt - now.getTime()) / 1000));
   throw new AppError('BCK.OAUTH.0021', {
     details: `too many wrong user codes: try again in ${retryAfter} seconds`,
@@ -39,9 +25,7 @@ async function takeAttempt(ctx: ServiceContext, userId: string): Promise<void> {
 }
 
 async function giveBack(ctx: ServiceContext, userId: string): Promise<void> {
-  await ctx.db.sql.transaction((tx) =>
-    tx.run('update oauth_user_code_attempts set failures = failures - 1 where user_id = ? and failures > 0', [userId]),
-  );
+  await ctx.db.sql.transaction((tx) => giveGuessBackIn(tx, userId));
 }
 
 /** Runs `lookup` as one guess of `userId`: a found code (non-undefined) costs nothing. */

@@ -9,7 +9,7 @@
 import { createHmac } from 'node:crypto';
 import type { ServiceContext } from '../context.js';
 import { randomToken, secretsEqual, sha256Hex } from '../crypto/hashing.js';
-import { OAuthPageSession } from '../db/entities/index.js';
+import { deletePageSession, insertPageSession, pageSessionUser, touchPageSession } from './store/page-sessions.js';
 
 /** A session lasts at most half a day, however active. */
 export const SESSION_MAX_SECS = 12 * 3600;
@@ -33,32 +33,26 @@ export async function sessionUser(ctx: ServiceContext, browserToken: string | un
   const sessionHash = sha256Hex(browserToken);
   const em = ctx.db.em();
   // One conditional UPDATE both checks (not idle, not past its end) and extends the session.
-  const touched = await em.nativeUpdate(
-    OAuthPageSession,
-    { sessionHash, lastSeenAt: { $gt: idleSince }, expiresAt: { $gt: now } },
-    { lastSeenAt: now },
-  );
+  const touched = await touchPageSession(em, sessionHash, idleSince, now);
   if (touched !== 1) return undefined;
-  return (await em.findOne(OAuthPageSession, { sessionHash }))?.userId;
+  return pageSessionUser(em, sessionHash);
 }
 
 /** Signs `userId` in: a new session under a new browser token, which the caller sets as the cookie. */
 export async function signIn(ctx: ServiceContext, userId: string): Promise<string> {
   const token = newBrowserToken();
   const now = ctx.now();
-  const em = ctx.db.em();
-  em.create(OAuthPageSession, {
+  await insertPageSession(ctx.db.em(), {
     sessionHash: sha256Hex(token),
     userId,
     lastSeenAt: now,
     expiresAt: new Date(now.getTime() + SESSION_MAX_SECS * 1000),
     createdAt: now,
   });
-  await em.flush();
   return token;
 }
 
 export async function signOut(ctx: ServiceContext, browserToken: string | undefined): Promise<void> {
   if (browserToken === undefined) return;
-  await ctx.db.em().nativeDelete(OAuthPageSession, { sessionHash: sha256Hex(browserToken) });
+  await deletePageSession(ctx.db.em(), sha256Hex(browserToken));
 }

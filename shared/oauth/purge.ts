@@ -12,53 +12,46 @@
 //     a late device still hears `expired_token`);
 // - idle or expired page sessions, user-code guess windows and device authorization rate windows once over.
 // The purge runs every 10 minutes (admin/jobs/oauth-purge.ts), so each row outlives its bound by at most that.
-import type { Config } from '../../config/index.js';
 import type { ServiceContext } from '../context.js';
 import { GUESS_WINDOW_SECS } from './guess-limit.js';
+import { purgeCodes } from './store/codes.js';
+import { purgeDeviceCodes } from './store/device-codes.js';
+import { purgePageSessions } from './store/page-sessions.js';
+import { purgeDeviceRateWindowsIn, purgeGuessWindowsIn } from './store/rate-windows.js';
+import { purgeRefreshTokens } from './store/refresh-tokens.js';
 
 const HOUR_MS = 3_600_000;
 const GRACE_MS = 24 * HOUR_MS;
 /** Rows deleted per statement: bounds how long one purge holds the write lock. */
 const BATCH = 500;
 
-/** table, key column, the condition that makes a row purgeable, its parameters. */
-type Target = readonly [string, string, string, (now: Date, config: Config) => Date[]];
+/** One kind of row past keeping at `now`: deletes up to `limit` of them by one statement; how many it deleted. */
+type Target = (ctx: ServiceContext, now: Date, limit: number) => Promise<number>;
 
 const ago = (now: Date, ms: number) => new Date(now.getTime() - ms);
 
 const TARGETS: readonly Target[] = [
-  ['oauth_code', 'code_hash', 'expires_at < ?', (now) => [ago(now, GRACE_MS)]],
-  [
-    'oauth_device_code',
-    'device_code_hash',
-    "expires_at < ? and status = 'pending' and last_polled_at is null",
-    (now) => [now],
-  ],
-  ['oauth_device_code', 'device_code_hash', "expires_at < ? and status = 'pending'", (now) => [ago(now, HOUR_MS)]],
-  ['oauth_device_code', 'device_code_hash', 'expires_at < ?', (now) => [ago(now, GRACE_MS)]],
-  ['oauth_refresh_token', 'token_hash', 'expires_at < ?', (now) => [ago(now, GRACE_MS)]],
-  [
-    'oauth_page_session',
-    'session_hash',
-    'expires_at < ? or last_seen_at < ?',
-    (now, c) => [now, ago(now, c.OAUTH_PAGE_SESSION_IDLE_SECS * 1000)],
-  ],
-  ['oauth_user_code_attempts', 'user_id', 'window_started_at < ?', (now) => [ago(now, GUESS_WINDOW_SECS * 1000)]],
-  [
-    'oauth_device_rate',
-    'bucket',
-    'window_started_at < ?',
-    (now, c) => [ago(now, c.OAUTH_DEVICE_AUTH_WINDOW_SECS * 1000)],
-  ],
+  (ctx, now, limit) => purgeCodes(ctx.db.em(), ago(now, GRACE_MS), limit),
+  (ctx, now, limit) => purgeDeviceCodes(ctx.db.em(), 'never-used', now, limit),
+  (ctx, now, limit) => purgeDeviceCodes(ctx.db.em(), 'undecided', ago(now, HOUR_MS), limit),
+  (ctx, now, limit) => purgeDeviceCodes(ctx.db.em(), 'any', ago(now, GRACE_MS), limit),
+  (ctx, now, limit) => purgeRefreshTokens(ctx.db.em(), ago(now, GRACE_MS), limit),
+  (ctx, now, limit) =>
+    purgePageSessions(ctx.db.em(), now, ago(now, ctx.config.OAUTH_PAGE_SESSION_IDLE_SECS * 1000), limit),
+  (ctx, now, limit) =>
+    ctx.db.sql.transaction((tx) => purgeGuessWindowsIn(tx, ago(now, GUESS_WINDOW_SECS * 1000), limit)),
+  (ctx, now, limit) =>
+    ctx.db.sql.transaction((tx) =>
+      purgeDeviceRateWindowsIn(tx, ago(now, ctx.config.OAUTH_DEVICE_AUTH_WINDOW_SECS * 1000), limit),
+    ),
 ];
 
 /** Deletes what is past keeping, in batches; resolves with the number of rows deleted. */
 export async function purgeOAuth(ctx: ServiceContext, now: Date, maxBatches = 100): Promise<number> {
   let total = 0;
-  for (const [table, key, condition, params] of TARGETS) {
+  for (const purge of TARGETS) {
     for (let i = 0; i < maxBatches; i++) {
-      const sql = `delete from ${table} where ${key} in (select ${key} from ${table} where ${condition} limit ?)`;
-      const n = await ctx.db.sql.transaction((tx) => tx.run(sql, [...params(now, ctx.config), BATCH]));
+      const n = await purge(ctx, now, BATCH);
       total += n;
       if (n < BATCH) break;
     }

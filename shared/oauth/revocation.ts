@@ -5,11 +5,11 @@
 import { z } from 'zod';
 import type { ServiceContext } from '../context.js';
 import { sha256Hex } from '../crypto/hashing.js';
-import { OAuthRefreshToken } from '../db/entities/index.js';
 import type { TokenSigner } from '../keys/signing-keys.js';
 import { line } from '../text.js';
 import { revokeGrant } from './grants.js';
 import { resourceOf } from './metadata.js';
+import { findRefreshToken } from './store/refresh-tokens.js';
 import { parseTokenRequest, tokenClient } from './token-request.js';
 import { ACCESS_TOKEN_TYP } from './tokens.js';
 
@@ -35,7 +35,7 @@ async function grantOfAccessToken(ctx: ServiceContext, signer: TokenSigner, toke
 export async function revokeToken(ctx: ServiceContext, signer: TokenSigner, body: unknown): Promise<void> {
   const req = parseTokenRequest(Body, body);
   if (req.client_id !== undefined) await tokenClient(ctx, req.client_id);
-  const refresh = await ctx.db.em().findOne(OAuthRefreshToken, { tokenHash: sha256Hex(req.token) });
+  const refresh = await findRefreshToken(ctx.db.em(), sha256Hex(req.token));
   const target =
     refresh !== null
       ? { grantId: refresh.grantId, clientId: refresh.clientId }

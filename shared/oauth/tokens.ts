@@ -2,11 +2,11 @@
 // service's keys and verifiable against its JWKS) and a new refresh token (opaque, stored hashed, rotated on use).
 import type { ServiceContext } from '../context.js';
 import { randomToken, sha256Hex } from '../crypto/hashing.js';
-import { OAuthRefreshToken } from '../db/entities/index.js';
 import type { Em } from '../db/sql.js';
 import type { TokenSigner } from '../keys/signing-keys.js';
 import type { GrantRow, LiveGrant } from './grants.js';
 import { resourceOf } from './metadata.js';
+import { addRefreshToken } from './store/refresh-tokens.js';
 
 /** RFC 9068 §2.1: the `typ` of a JWT access token, so it cannot be mistaken for another kind of JWT. */
 export const ACCESS_TOKEN_TYP = 'at+jwt';
@@ -40,13 +40,11 @@ export async function signAccessToken(ctx: ServiceContext, signer: TokenSigner, 
 /** Adds a new refresh token of the grant to `em`'s unit of work, living as long as the grant; the caller flushes. */
 export function newRefreshToken(em: Em, grant: LiveGrant, now: Date): string {
   const token = randomToken(32);
-  em.create(OAuthRefreshToken, {
+  addRefreshToken(em, {
     tokenHash: sha256Hex(token),
     grantId: grant.id,
     clientId: grant.clientId,
     expiresAt: grant.expiresAt,
-    rotatedAt: null,
-    revokedAt: null,
     createdAt: now,
   });
   return token;
