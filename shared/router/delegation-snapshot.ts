@@ -1,8 +1,9 @@
 import { LRUCache } from 'lru-cache';
 import type { ServiceContext } from '../context.js';
 import type { InferEntity } from '@mikro-orm/core';
-import { Delegation } from '../db/entities/index.js';
+import type { Delegation } from '../db/entities/index.js';
 import { cacheLookup } from '../metrics/caches.js';
+import { findOwnDelegation } from '../delegations/store.js';
 
 /** A delegation row as read (an entity's plain fields). */
 export type DelegationRow = InferEntity<typeof Delegation>;
@@ -32,7 +33,7 @@ export function createDelegationSnapshots(
       const k = `${userId}\u0000${delegationId}`;
       const hit = cacheLookup('delegation_snapshot', cache.get(k));
       if (hit !== undefined) return hit;
-      const d = await ctx.db.em().findOne(Delegation, { id: delegationId, userId });
+      const d = await findOwnDelegation(ctx.db.em(), userId, delegationId);
       // A plain copy: the cache must not keep the entity's EntityManager (and its identity map) alive.
       if (d !== null) cache.set(k, { ...d });
       return d;

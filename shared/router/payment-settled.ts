@@ -1,11 +1,11 @@
 // POST /router/payments/{id}/settled: the caller reports the transaction that settled an issued credential.
 import type { Hex } from 'viem';
 import type { ServiceContext } from '../context.js';
-import { ChainReservation } from '../db/entities/index.js';
+import { emSql } from '../db/sql.js';
 import { AppError } from '../errors/app-error.js';
 import { ChainUnavailable, type ChainClient } from '../settlement/chain/client.js';
 import { chainUnavailableError } from '../settlement/chain/errors.js';
-import { markSpentIn } from '../settlement/chain/reservations.js';
+import { markSpentIn, reservationAddressIn } from '../settlement/chain/reservations.js';
 import { findOwnPayment, paymentById, updatePaymentIn } from './payment-store.js';
 import { type PaymentRecord, paymentRecord } from './responses.js';
 
@@ -65,13 +65,13 @@ async function checkSettlingTransaction(
     throw new AppError('BCK.ROUTER.0014', { details: `transaction ${hash} is not mined on chain` });
   if (mined.status !== 'success') throw new AppError('BCK.ROUTER.0015', { details: `transaction ${hash} reverted` });
   // The payer is the reservation's wallet (a payment written under the ledger backend has none: nonce and token decide).
-  const reservation = await ctx.db.em().findOne(ChainReservation, { id: row.id }, { fields: ['address'] });
+  const payer = await reservationAddressIn(emSql(ctx.db.em(), ctx.db.dialect), row.id);
   const nonce = row.authNonce?.toLowerCase();
   const used = mined.authorizations.some(
     (a) =>
       a.token.toLowerCase() === row.asset.toLowerCase() &&
       a.nonce.toLowerCase() === nonce &&
-      (reservation === null || a.authorizer.toLowerCase() === reservation.address.toLowerCase()),
+      (payer === undefined || a.authorizer.toLowerCase() === payer.toLowerCase()),
   );
   if (!used)
     throw new AppError('BCK.ROUTER.0016', {

@@ -1,11 +1,3 @@
-// The fee collector's promise that an authorization unused past its validBefore is replaced: a fee leg whose first
-// send failed (the operator had no gas) keeps the authorization written before that send; once the chain's clock
-// passes its validBefore it can never be used, so the next run must sign and write a new one, or the leg would
-// stay open and the fee would never be collected. Its own anvil: moving the chain's clock disturbs no other file
-// (and each database's test puts it back for the next).
-// The admin process's chain job is kept from running (the longest interval allowed): the test runs the reconciler
-// and the collector itself, so it alone decides when the fee leg is tried and what the chain's clock says then.
-import test from 'ava';
 import { type Address, type Hex, getAddress, parseEther, parseGwei } from 'viem';
 import { collectFeesOnce } from '../../admin/jobs/chain-fee-collector.js';
 import { reconcileOnce } from '../../admin/jobs/chain-reconciler.js';
@@ -14,11 +6,11 @@ import { ChainReservation, RouterPayment } from '../../shared/db/entities/index.
 import { chainClientOf } from '../../shared/settlement/backend.js';
 import { OperatorCannotPay } from '../../shared/settlement/chain/client.js';
 import { type Anvil, type TokenHandle, chainTime, fundGas, mine } from '../support/anvil.js';
-import { type ChainMerchant, startChainMerchant } from '../support/chain-merchant.js';
+import { CHAIN_ENV, useChainMerchant } from '../support/chain-merchant.js';
 import { forEachDb } from '../support/matrix.js';
 import { until } from '../support/processes.js';
 import type { X402V2Merchant } from '../support/merchants/x402-v2.js';
-import { FEE_RECIPIENT, PAID_ENV, createDelegation } from '../support/router-fixtures.js';
+import { FEE_RECIPIENT, createDelegation } from '../support/router-fixtures.js';
 import type { Stack } from '../support/stack.js';
 
 const PRICE = 10_000n; // fee 500 (5%): 10,500 reserved per payment
@@ -30,20 +22,13 @@ let usdc: TokenHandle;
 let merchant: X402V2Merchant;
 /** Read by forEachDb's stacks when they start (after this file's own `before`, registered first). */
 const env: Record<string, string> = {
-  ...PAID_ENV,
-  SETTLEMENT_BACKEND: 'rpc',
-  CHAIN_BALANCE_TTL_MS: '0',
+  ...CHAIN_ENV,
   // The admin process's reconciler and collector never run during the test (see the header).
   CHAIN_RECONCILE_INTERVAL_MS: '3600000',
 };
 
-let chain: ChainMerchant | undefined;
-test.serial.before(async () => {
-  chain = await startChainMerchant(PRICE, env);
-  ({ anvil, usdc, merchant } = chain);
-});
-test.after.always(async () => {
-  await chain?.stop();
+useChainMerchant(PRICE, env, (c) => {
+  ({ anvil, usdc, merchant } = c);
 });
 
 let n = 0;

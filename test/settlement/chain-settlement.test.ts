@@ -1,9 +1,3 @@
-// The rpc settlement backend against a real EVM: anvil on 127.0.0.1 with chain id 84532, the EIP-3009 token of
-// contracts/ at the sandbox USDC and EURC addresses, and the official @x402/express merchant whose @x402/evm
-// facilitator settles on anvil for real (no stub chain). The stack runs with SETTLEMENT_BACKEND=rpc: balances are
-// the token's balanceOf, payments reserve against them, the admin process's reconciler and fee collector run every
-// 200 ms. Serial: the payers' balances, the operator's gas and the chain's clock are shared by the file.
-import test from 'ava';
 import { type Address, type Hex, getAddress, parseEther, parseGwei } from 'viem';
 import { ensureOperatorWallet } from '../../shared/accounts/service-wallets.js';
 import {
@@ -24,7 +18,7 @@ import { walletBalances } from '../../shared/settlement/wallet-report.js';
 import { OperatorCannotPay } from '../../shared/settlement/chain/client.js';
 import { type Anvil, type TokenHandle, freshAccount, fundGas, mine } from '../support/anvil.js';
 import { runCli } from '../support/cli.js';
-import { type ChainMerchant, startChainMerchant } from '../support/chain-merchant.js';
+import { CHAIN_ENV, useChainMerchant } from '../support/chain-merchant.js';
 import { forEachDb } from '../support/matrix.js';
 import { createPlan } from '../support/registry-builders.js';
 import { delegation, paymentRequired, permission, seller } from '../support/x402.js';
@@ -33,7 +27,6 @@ import type { X402V2Merchant } from '../support/merchants/x402-v2.js';
 import {
   EURC,
   FEE_RECIPIENT,
-  PAID_ENV,
   USDC,
   type User,
   createDelegation,
@@ -50,9 +43,7 @@ let usdc: TokenHandle;
 let merchant: X402V2Merchant;
 /** Read by forEachDb's stacks when they start (after this file's own `before`, registered first). */
 const env: Record<string, string> = {
-  ...PAID_ENV,
-  SETTLEMENT_BACKEND: 'rpc',
-  CHAIN_BALANCE_TTL_MS: '0',
+  ...CHAIN_ENV,
   CHAIN_RECONCILE_INTERVAL_MS: '200',
   // The shortest window the router allows: the expiry test waits it out on the chain's own clock.
   ROUTER_MAX_AUTH_TTL_SECS: '30',
@@ -60,13 +51,8 @@ const env: Record<string, string> = {
   CHAIN_CONFIRM_TIMEOUT_MS: '5000',
 };
 
-let chain: ChainMerchant | undefined;
-test.serial.before(async () => {
-  chain = await startChainMerchant(PRICE, env);
-  ({ anvil, usdc, merchant } = chain);
-});
-test.after.always(async () => {
-  await chain?.stop();
+useChainMerchant(PRICE, env, (c) => {
+  ({ anvil, usdc, merchant } = c);
 });
 
 let n = 0;

@@ -13,7 +13,8 @@ import {
 } from './anvil.js';
 import { MERCHANT_V2 } from './merchants/fixtures.js';
 import { type X402V2Merchant, startX402V2Merchant } from './merchants/x402-v2.js';
-import { EURC, USDC } from './router-fixtures.js';
+import test from 'ava';
+import { EURC, PAID_ENV, USDC } from './router-fixtures.js';
 
 export interface ChainMerchant {
   readonly anvil: Anvil;
@@ -48,4 +49,30 @@ export async function startChainMerchant(price: bigint, env: Record<string, stri
       await anvil.stop();
     },
   };
+}
+
+/** A paid stack settling on the chain: balances are the token's balanceOf, read afresh for every payment. */
+export const CHAIN_ENV: Readonly<Record<string, string>> = {
+  ...PAID_ENV,
+  SETTLEMENT_BACKEND: 'rpc',
+  CHAIN_BALANCE_TTL_MS: '0',
+};
+
+/**
+ * Starts the chain and merchant before the file's tests (registered first, so `env` holds RPC_URL_84532 when
+ * forEachDb's stacks start) and stops them after; `started` receives them.
+ */
+export function useChainMerchant(
+  price: bigint,
+  env: Record<string, string>,
+  started: (c: ChainMerchant) => void,
+): void {
+  let chain: ChainMerchant | undefined;
+  test.serial.before(async () => {
+    chain = await startChainMerchant(price, env);
+    started(chain);
+  });
+  test.after.always(async () => {
+    await chain?.stop();
+  });
 }

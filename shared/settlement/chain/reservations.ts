@@ -270,3 +270,9 @@ export async function setFeeAuthorizationIn(
   );
   return n === 1;
 }
+
+/** The wallet a reservation holds funds of; undefined when there is none (a payment written under the ledger backend). */
+export async function reservationAddressIn(tx: SqlTx, id: string): Promise<string | undefined> {
+  const [r] = await tx.all('select address from chain_reservation where id = ?', [id]);
+  return r === undefined ? undefined : String(r.address);
+}
