@@ -1,4 +1,4 @@
-// Hostile strings in every string field of every endpoint (test/support/endpoints.ts), through the real processes
+// Hostile strings in every string field of every endpoint (test/support/endpoints/), through the real processes
 // (the proxy, the public front door, and the admin behind it), on SQLite and PostgreSQL: NUL and the other C0/C1
 // controls, DEL, unpaired surrogates, 100 KB strings, bidi marks, `?`, quotes, backslashes, `%00`, in bodies, path
 // parameters, query values and the streaming proxy's X-Router-* headers. Never a 5xx, a hang or a crash; a
@@ -22,7 +22,7 @@ import {
   type FieldKind,
   type SampleRequest,
   endpointFixtures,
-} from '../support/endpoints.js';
+} from '../support/endpoints/index.js';
 import { forEachDb } from '../support/matrix.js';
 import { PAID_ENV, scriptedMerchant } from '../support/router-fixtures.js';
 import { type RawResponse, percentEncode, rawHttp, wtf8 } from '../support/raw-http-client.js';
