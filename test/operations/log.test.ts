@@ -8,7 +8,7 @@ import test from 'ava';
 import { decodePaymentRequiredV2 } from '../../shared/protocols/x402-decode.js';
 import { runEntry } from '../support/cli.js';
 import { forEachDb } from '../support/matrix.js';
-import { type Merchants, PAID_ENV, createDelegation, fund, startMerchants } from '../support/router-fixtures.js';
+import { PAID_ENV, createDelegation, fund, merchantsOfFile } from '../support/router-fixtures.js';
 
 /** Runs test/support/log-child.ts with stdout and stderr as pipes (not terminals). */
 const runChild = (env: Record<string, string>) =>
@@ -60,13 +60,7 @@ test('LOG_FORMAT is checked: another value is a configuration error naming it', 
   t.regex(r.stderr, /LOG_FORMAT/);
 });
 
-let m: Merchants;
-test.before(async () => {
-  m = await startMerchants(10_000n);
-});
-test.after.always(async () => {
-  await m?.close();
-});
+const m = merchantsOfFile(10_000n);
 
 /** The log file's text once every marker is in it (pino writes asynchronously). */
 async function logWith(file: string, markers: readonly string[]): Promise<string> {

@@ -5,19 +5,11 @@ import { readFileSync } from 'node:fs';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import test from 'ava';
 import { decodePaymentRequiredV2 } from '../../shared/protocols/x402-decode.js';
 import { forEachDb } from '../support/matrix.js';
-import { type Merchants, PAID_ENV, createDelegation, fund, startMerchants } from '../support/router-fixtures.js';
+import { PAID_ENV, createDelegation, fund, merchantsOfFile } from '../support/router-fixtures.js';
 
-let m: Merchants;
-
-test.before(async () => {
-  m = await startMerchants(10_000n);
-});
-test.after.always(async () => {
-  await m?.close();
-});
+const m = merchantsOfFile(10_000n);
 
 interface LogLine {
   level: number;
