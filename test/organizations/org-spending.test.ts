@@ -11,7 +11,6 @@ import test from 'ava';
 import { randomUUID } from 'node:crypto';
 import { getAddress } from 'viem';
 import { Delegation, OAuthGrant, PlanOrder, TokenLedger } from '../../shared/db/entities/index.js';
-import { decodePaymentRequiredV2 } from '../../shared/protocols/x402-decode.js';
 import type { ApiResponse } from '../support/http.js';
 import { MERCHANT_V2 } from '../support/merchants/fixtures.js';
 import { forEachDb } from '../support/matrix.js';
