@@ -13,7 +13,6 @@
 //
 // Runs: one sweep with a NUL in every field, then FUZZ_RUNS / 4 random (endpoint, field, hostile value) requests
 // per database (250 by default, 2,500 under `npm run test:fuzz`).
-import test from 'ava';
 import fc from 'fast-check';
 import { isMultiLine, isSingleLine } from '../../shared/text.js';
 import {
@@ -21,7 +20,7 @@ import {
   type EndpointFixtures,
   type FieldKind,
   type SampleRequest,
-  endpointFixtures,
+  suiteEndpointFixtures,
 } from '../support/endpoints/index.js';
 import { forEachDb } from '../support/matrix.js';
 import { PAID_ENV, scriptedMerchant } from '../support/router-fixtures.js';
@@ -251,14 +250,7 @@ const ENDPOINT_KEYS = Object.keys(ENDPOINTS);
 
 forEachDb(
   ({ stack, test: register }) => {
-    let fixtures: Promise<EndpointFixtures & { close(): Promise<void> }> | undefined;
-    const fx = () => {
-      fixtures ??= endpointFixtures(stack());
-      return fixtures;
-    };
-    test.after.always(async () => {
-      await (await fixtures)?.close();
-    });
+    const fx = suiteEndpointFixtures(stack);
 
     register(`every endpoint's sample is a valid request (${ENDPOINT_KEYS.length} endpoints, 2xx)`, async (t) => {
       t.timeout(300_000);

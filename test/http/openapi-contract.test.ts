@@ -4,12 +4,16 @@
 // test/support/endpoints/, which cover every route of both tables), every non-public route without a credential,
 // and a set of refusals whose codes must be among the operation's `x-error-codes`. On SQLite and PostgreSQL.
 import { randomUUID } from 'node:crypto';
-import test from 'ava';
 import { OAuthDeviceRate } from '../../shared/db/entities/index.js';
 import { createClient } from '../../shared/oauth/clients.js';
 import { openApiPath } from '../../admin/openapi/document.js';
 import { declaredRoutes } from '../support/declared-routes.js';
-import { ENDPOINTS, type EndpointFixtures, type SampleRequest, endpointFixtures } from '../support/endpoints/index.js';
+import {
+  ENDPOINTS,
+  type EndpointFixtures,
+  type SampleRequest,
+  suiteEndpointFixtures,
+} from '../support/endpoints/index.js';
 import { forEachDb } from '../support/matrix.js';
 import { type OpenApi, compileSchemas, responseFor } from '../support/openapi.js';
 import { PAID_ENV } from '../support/router-fixtures.js';
@@ -95,14 +99,7 @@ const codeOf = (a: Answer): string | undefined => {
 
 forEachDb(
   ({ stack, test: register }) => {
-    let fixtures: Promise<EndpointFixtures & { close(): Promise<void> }> | undefined;
-    const fx = () => {
-      fixtures ??= endpointFixtures(stack());
-      return fixtures;
-    };
-    test.after.always(async () => {
-      await (await fixtures)?.close();
-    });
+    const fx = suiteEndpointFixtures(stack);
     const served = async () => {
       const doc = (await (await fetch(`${stack().proxyUrl}/api/v1/openapi.json`)).json()) as OpenApi;
       return { doc, validate: compileSchemas(doc) };
