@@ -19,7 +19,8 @@ import { runCli } from '../support/cli.js';
 import { apiClient } from '../support/http.js';
 import { forEachDb } from '../support/matrix.js';
 import { createGroupBudget, createOrgDelegation, orgSpendingWorld } from '../support/org-spending.js';
-import { PAID_ENV, type User, createDelegation, fund, merchantsOfFile, v2Target } from '../support/router-fixtures.js';
+import { merchantsOfFile } from '../support/file-merchants.js';
+import { PAID_ENV, type User, createDelegation, fund, v2Target } from '../support/router-fixtures.js';
 import type { Spawned, Stack } from '../support/stack.js';
 import { decode, mint, paymentRequired, permission, permissionBody, seller } from '../support/x402.js';
 

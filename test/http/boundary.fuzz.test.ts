@@ -15,13 +15,8 @@
 // per database (250 by default, 2,500 under `npm run test:fuzz`).
 import fc from 'fast-check';
 import { isMultiLine, isSingleLine } from '../../shared/text.js';
-import {
-  ENDPOINTS,
-  type EndpointFixtures,
-  type FieldKind,
-  type SampleRequest,
-  suiteEndpointFixtures,
-} from '../support/endpoints/index.js';
+import { ENDPOINTS, type EndpointFixtures, type FieldKind, type SampleRequest } from '../support/endpoints/index.js';
+import { suiteEndpointFixtures } from '../support/endpoints/suite-fixtures.js';
 import { forEachDb } from '../support/matrix.js';
 import { PAID_ENV, scriptedMerchant } from '../support/router-fixtures.js';
 import { type RawResponse, percentEncode, rawHttp, wtf8 } from '../support/raw-http-client.js';

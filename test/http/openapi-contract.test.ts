@@ -8,12 +8,8 @@ import { OAuthDeviceRate } from '../../shared/db/entities/index.js';
 import { createClient } from '../../shared/oauth/clients.js';
 import { openApiPath } from '../../admin/openapi/document.js';
 import { declaredRoutes } from '../support/declared-routes.js';
-import {
-  ENDPOINTS,
-  type EndpointFixtures,
-  type SampleRequest,
-  suiteEndpointFixtures,
-} from '../support/endpoints/index.js';
+import { ENDPOINTS, type EndpointFixtures, type SampleRequest } from '../support/endpoints/index.js';
+import { suiteEndpointFixtures } from '../support/endpoints/suite-fixtures.js';
 import { forEachDb } from '../support/matrix.js';
 import { type OpenApi, compileSchemas, responseFor } from '../support/openapi.js';
 import { PAID_ENV } from '../support/router-fixtures.js';

@@ -17,7 +17,8 @@ import { concrete, declaredRoutes, methodsOf, send } from '../support/declared-r
 import { type ApiResponse, apiClient } from '../support/http.js';
 import { forEachDb } from '../support/matrix.js';
 import { type GrantToken, codeGrant, connector, postForm, refreshForm, bindingOf } from '../support/oauth.js';
-import { PAID_ENV, fundedUser, merchantsOfFile } from '../support/router-fixtures.js';
+import { merchantsOfFile } from '../support/file-merchants.js';
+import { PAID_ENV, fundedUser } from '../support/router-fixtures.js';
 
 const PRICE = 10_000n; // x402: 500 atomic fee, cap charge 2 cents
 const FUNDS = 100_000_000n;

@@ -15,7 +15,8 @@ import { type ApiClient, type ApiResponse as Answer, apiClient } from '../suppor
 type ApiResponse = Answer<any>;
 import { PG_ADMIN_URL, postgresAvailable } from '../support/databases.js';
 import { assertPaymentsConsistent } from '../support/money-invariants.js';
-import { PAID_ENV, type User, createDelegation, fund, merchantsOfFile } from '../support/router-fixtures.js';
+import { merchantsOfFile } from '../support/file-merchants.js';
+import { PAID_ENV, type User, createDelegation, fund } from '../support/router-fixtures.js';
 import { type Stack, startStack } from '../support/stack.js';
 import { type TcpFault, tcpFault } from '../support/tcp-fault.js';
 

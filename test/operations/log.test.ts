@@ -6,7 +6,8 @@ import { decodePaymentRequiredV2 } from '../../shared/protocols/x402-decode.js';
 import { runEntry } from '../support/cli.js';
 import { forEachDb } from '../support/matrix.js';
 import { loggedText, withLoggingProxy } from '../support/proxy-log.js';
-import { PAID_ENV, merchantsOfFile, payingUser } from '../support/router-fixtures.js';
+import { merchantsOfFile } from '../support/file-merchants.js';
+import { PAID_ENV, payingUser } from '../support/router-fixtures.js';
 
 /** Runs test/support/log-child.ts with stdout and stderr as pipes (not terminals). */
 const runChild = (env: Record<string, string>) =>

@@ -4,7 +4,8 @@
 import { decodePaymentRequiredV2 } from '../../shared/protocols/x402-decode.js';
 import { forEachDb } from '../support/matrix.js';
 import { loggedText, withLoggingProxy } from '../support/proxy-log.js';
-import { PAID_ENV, merchantsOfFile, payingUser } from '../support/router-fixtures.js';
+import { merchantsOfFile } from '../support/file-merchants.js';
+import { PAID_ENV, payingUser } from '../support/router-fixtures.js';
 
 const m = merchantsOfFile(10_000n);
 

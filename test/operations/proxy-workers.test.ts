@@ -6,14 +6,8 @@ import { apiClient } from '../support/http.js';
 import { forEachDb } from '../support/matrix.js';
 import { freePort } from '../support/ports.js';
 import { childrenOf, until, within } from '../support/processes.js';
-import {
-  PAID_ENV,
-  createDelegation,
-  delegationRow,
-  fund,
-  paymentRows,
-  merchantsOfFile,
-} from '../support/router-fixtures.js';
+import { merchantsOfFile } from '../support/file-merchants.js';
+import { PAID_ENV, createDelegation, delegationRow, fund, paymentRows } from '../support/router-fixtures.js';
 
 const PRICE = 10_000n; // fee 500: 2 cents of cap per call
 const K = 7;

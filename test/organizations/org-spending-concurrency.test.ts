@@ -21,15 +21,8 @@ import {
   paymentsOfDelegations,
 } from '../support/org-spending.js';
 import { waitUntil } from '../support/processes.js';
-import {
-  RACE_ENV,
-  type User,
-  delegationRow,
-  fund,
-  ledgerBalance,
-  merchantsOfFile,
-  v2Target,
-} from '../support/router-fixtures.js';
+import { merchantsOfFile } from '../support/file-merchants.js';
+import { RACE_ENV, type User, delegationRow, fund, ledgerBalance, v2Target } from '../support/router-fixtures.js';
 import { raceProxies } from '../support/stack.js';
 import { balance, paymentRequired, permission, seller } from '../support/x402.js';
 

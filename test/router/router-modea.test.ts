@@ -6,6 +6,7 @@ import { RouterPayment, TokenLedger } from '../../shared/db/entities/index.js';
 import { createWalletKeyCache } from '../../shared/router/wallet-keys.js';
 import { MERCHANT_MPP, MERCHANT_V2 } from '../support/merchants/fixtures.js';
 import { forEachDb } from '../support/matrix.js';
+import { merchantsOfFile } from '../support/file-merchants.js';
 import {
   FEE_RECIPIENT,
   PAID_ENV,
@@ -15,7 +16,6 @@ import {
   fund,
   ledgerBalance,
   paymentRow,
-  merchantsOfFile,
   v2Target,
   payingUser,
 } from '../support/router-fixtures.js';

@@ -3,7 +3,6 @@
 // fund a user in the internal token ledger (and on the stub chain the merchants verify against) and create a
 // delegation.
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
-import test from 'ava';
 import { getAddress } from 'viem';
 import { DelegationTransaction, Delegation, RouterPayment, TokenLedger } from '../../shared/db/entities/index.js';
 import { decodePaymentRequiredV2 } from '../../shared/protocols/x402-decode.js';
@@ -154,39 +153,6 @@ export async function startMerchants(
     close: async () => {
       await Promise.all([v2.close(), v1.close(), mpp.close()]);
     },
-  };
-}
-
-/**
- * The three merchants at `usdcAmount`, started before the file's tests and closed after them (call it at the top
- * of a test file, before the hooks that use them). The fields read the started merchants.
- */
-export function merchantsOfFile(usdcAmount: bigint): Merchants {
-  let started: Merchants | undefined;
-  test.before(async () => {
-    started = await startMerchants(usdcAmount);
-  });
-  test.after.always(async () => {
-    await started?.close();
-  });
-  const get = (): Merchants => {
-    if (started === undefined) throw new Error('the merchants are not started');
-    return started;
-  };
-  return {
-    get chain() {
-      return get().chain;
-    },
-    get v2() {
-      return get().v2;
-    },
-    get v1() {
-      return get().v1;
-    },
-    get mpp() {
-      return get().mpp;
-    },
-    close: () => get().close(),
   };
 }
 

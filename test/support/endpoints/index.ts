@@ -16,7 +16,6 @@
 // The samples stand in one file per feature beside this one; this file puts them in one table and builds the
 // fixtures they share.
 import { randomUUID } from 'node:crypto';
-import test from 'ava';
 import type { ApiClient } from '../http.js';
 import type { Running } from '../merchants/listen.js';
 import { attachPlan, createAgent, createPlan } from '../registry-builders.js';
@@ -165,20 +164,5 @@ export async function endpointFixtures(stack: Stack): Promise<EndpointFixtures &
     },
     fresh,
     close: () => merchant.close(),
-  };
-}
-
-/**
- * The fixtures of one database's suite (call it inside forEachDb): built on the first test that asks for them,
- * closed after the suite's tests.
- */
-export function suiteEndpointFixtures(stack: () => Stack): () => Promise<EndpointFixtures> {
-  let fixtures: Promise<EndpointFixtures & { close(): Promise<void> }> | undefined;
-  test.after.always(async () => {
-    await (await fixtures)?.close();
-  });
-  return () => {
-    fixtures ??= endpointFixtures(stack());
-    return fixtures;
   };
 }
