@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import test, { type ExecutionContext } from 'ava';
+import type { ExecutionContext } from 'ava';
 import { loadConfig } from '../../config/index.js';
 import { ensureOperatorWallet } from '../../shared/accounts/service-wallets.js';
 import { createUser } from '../../shared/accounts/users.js';
@@ -23,19 +23,13 @@ import { emSql } from '../../shared/db/sql.js';
 import { ensureSigningKey } from '../../shared/keys/signing-keys.js';
 import { createLogger } from '../../shared/log.js';
 import { type ProcessOutput, runCli, runEntry } from '../support/cli.js';
-import {
-  DB_KINDS,
-  type DbKind,
-  type TestDatabase,
-  createTestDatabase,
-  postgresAvailable,
-} from '../support/databases.js';
+import { DB_KINDS, type DbKind, type TestDatabase, createTestDatabase } from '../support/databases.js';
 import { apiClient } from '../support/http.js';
+import { registerOn } from '../support/matrix.js';
 import { freePort, listening } from '../support/ports.js';
 import { attachPlan, createAgent, createPlan } from '../support/registry-builders.js';
 import { permissionBody } from '../support/x402.js';
 
-const pgAvailable = await postgresAvailable();
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const TSX = import.meta.resolve('tsx');
 
@@ -117,7 +111,7 @@ async function startEach(env: Record<string, string>) {
 
 for (const kind of DB_KINDS) {
   // Serial: each test starts several processes at once; more at a time only starves them on a small machine.
-  const register = kind === 'sqlite' || pgAvailable ? test.serial : test.skip;
+  const register = registerOn(kind, { serial: true });
   const title = (s: string) => `[${kind}] ${s}`;
 
   register(
@@ -320,7 +314,7 @@ async function stop(launcher: Launcher): Promise<void> {
 }
 
 for (const kind of DB_KINDS) {
-  const register = kind === 'sqlite' || pgAvailable ? test.serial : test.skip;
+  const register = registerOn(kind, { serial: true });
   register(
     `[${kind}] the report: npm start on the generated key, data made, SECRETS_KEY added to .env: refused naming it; rotated, served`,
     async (t) => {

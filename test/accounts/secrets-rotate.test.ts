@@ -10,24 +10,17 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import test, { type ExecutionContext } from 'ava';
+import type { ExecutionContext } from 'ava';
 import { privateKeyToAccount } from 'viem/accounts';
 import { secretBox } from '../../shared/crypto/secrets.js';
 import { emSql } from '../../shared/db/sql.js';
-import { decodePaymentRequiredV2 } from '../../shared/protocols/x402-decode.js';
 import { SEALED_COLUMNS } from '../../shared/secrets/sealed-columns.js';
 import { runCli } from '../support/cli.js';
 import { apiClient } from '../support/http.js';
 import { forEachDb } from '../support/matrix.js';
 import { createGroupBudget, createOrgDelegation, orgSpendingWorld } from '../support/org-spending.js';
-import {
-  type Merchants,
-  PAID_ENV,
-  type User,
-  createDelegation,
-  fund,
-  startMerchants,
-} from '../support/router-fixtures.js';
+import { merchantsOfFile } from '../support/file-merchants.js';
+import { PAID_ENV, type User, createDelegation, fund, v2Target } from '../support/router-fixtures.js';
 import type { Spawned, Stack } from '../support/stack.js';
 import { decode, mint, paymentRequired, permission, permissionBody, seller } from '../support/x402.js';
 
@@ -35,24 +28,11 @@ const PRICE = 10_000n;
 /** A value as the secret box writes it: `v1.<iv>.<ciphertext>.<tag>`. */
 const SEALED = /^v1\.[A-Za-z0-9_-]{16}\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]{22}$/;
 
-let m: Merchants;
-test.before(async () => {
-  m = await startMerchants(PRICE);
-});
-test.after.always(async () => {
-  await m?.close();
-});
+const m = merchantsOfFile(PRICE);
 
 const newKey = (): string => randomBytes(32).toString('hex');
 let n = 0;
 const rid = () => `rotate-${Date.now()}-${++n}`;
-
-async function v2Target(): Promise<Record<string, unknown>> {
-  const r = await fetch(m.v2.url + m.v2.paidPath);
-  const pr = decodePaymentRequiredV2(r.headers.get('payment-required') ?? '');
-  if (pr.type !== 'decoded') throw new Error(pr.reason);
-  return { accepts: pr.value.accepts };
-}
 
 /** The tables of the database. */
 async function tables(s: Stack): Promise<string[]> {
@@ -199,7 +179,7 @@ async function worldWorks(t: ExecutionContext, w: World, proxyUrl: string, label
     const r = await as(who).post('/router/payments', {
       delegationId,
       protocol: 'x402',
-      target: await v2Target(),
+      target: await v2Target(m.v2),
       resourceUrl: m.v2.url + m.v2.paidPath,
       requestId: rid(),
     });

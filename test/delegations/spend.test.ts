@@ -2,7 +2,6 @@
 // journal row), the one refusal naming the account and why, the one lock order (spends naming the same accounts
 // in opposite orders, in parallel, neither deadlock nor overspend), and the release.
 import { randomUUID } from 'node:crypto';
-import type { ExecutionContext } from 'ava';
 import { Delegation, type DelegationStoredStatus, DelegationTransaction } from '../../shared/db/entities/index.js';
 import type { SqlTx } from '../../shared/db/sql.js';
 import {
@@ -15,36 +14,18 @@ import {
   spendRefusalError,
 } from '../../shared/spend/index.js';
 import { forEachDb } from '../support/matrix.js';
+import { insertDelegationAccount, refusalOf } from '../support/spend-accounts.js';
 import type { Stack } from '../support/stack.js';
 
 const HOUR = 3_600_000;
 
-async function delegationOf(
+function delegationOf(
   stack: Stack,
   userId: string,
   o: { limit: bigint; spent?: bigint; status?: DelegationStoredStatus; expiresInMs?: number; id?: string },
 ): Promise<CappedAccount> {
-  const em = stack.ctx.db.em();
-  const id = o.id ?? randomUUID();
-  em.create(Delegation, {
-    id,
-    userId,
-    provider: 'erc4337',
-    status: o.status ?? 'Active',
-    currency: 'usd',
-    spendingLimitCents: o.limit,
-    amountSpentCents: o.spent ?? 0n,
-    transactionCount: 0,
-    allowedRecipients: null,
-    planId: null,
-    apiKeyId: null,
-    providerPaymentMethodId: null,
-    expiresAt: new Date(Date.now() + (o.expiresInMs ?? HOUR)),
-    revokedAt: null,
-    createdAt: new Date(),
-  });
-  await em.flush();
-  return delegationAccount(id, userId);
+  const { expiresInMs, ...rest } = o;
+  return insertDelegationAccount(stack, userId, { ...rest, expiresAt: new Date(Date.now() + (expiresInMs ?? HOUR)) });
 }
 
 const spent = async (stack: Stack, id: string) =>
@@ -63,12 +44,6 @@ function counting(tx: SqlTx, log: string[]): SqlTx {
       return tx.all(sql, params);
     },
   };
-}
-
-async function refusalOf(t: ExecutionContext, work: Promise<unknown>): Promise<SpendRefused | undefined> {
-  const err = await t.throwsAsync(work);
-  t.true(err instanceof SpendRefused, String(err));
-  return err instanceof SpendRefused ? err : undefined;
 }
 
 forEachDb(({ stack, test }) => {

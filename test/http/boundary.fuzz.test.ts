@@ -1,4 +1,4 @@
-// Hostile strings in every string field of every endpoint (test/support/endpoints.ts), through the real processes
+// Hostile strings in every string field of every endpoint (test/support/endpoints/), through the real processes
 // (the proxy, the public front door, and the admin behind it), on SQLite and PostgreSQL: NUL and the other C0/C1
 // controls, DEL, unpaired surrogates, 100 KB strings, bidi marks, `?`, quotes, backslashes, `%00`, in bodies, path
 // parameters, query values and the streaming proxy's X-Router-* headers. Never a 5xx, a hang or a crash; a
@@ -13,16 +13,10 @@
 //
 // Runs: one sweep with a NUL in every field, then FUZZ_RUNS / 4 random (endpoint, field, hostile value) requests
 // per database (250 by default, 2,500 under `npm run test:fuzz`).
-import test from 'ava';
 import fc from 'fast-check';
 import { isMultiLine, isSingleLine } from '../../shared/text.js';
-import {
-  ENDPOINTS,
-  type EndpointFixtures,
-  type FieldKind,
-  type SampleRequest,
-  endpointFixtures,
-} from '../support/endpoints.js';
+import { ENDPOINTS, type EndpointFixtures, type FieldKind, type SampleRequest } from '../support/endpoints/index.js';
+import { suiteEndpointFixtures } from '../support/endpoints/suite-fixtures.js';
 import { forEachDb } from '../support/matrix.js';
 import { PAID_ENV, scriptedMerchant } from '../support/router-fixtures.js';
 import { type RawResponse, percentEncode, rawHttp, wtf8 } from '../support/raw-http-client.js';
@@ -251,14 +245,7 @@ const ENDPOINT_KEYS = Object.keys(ENDPOINTS);
 
 forEachDb(
   ({ stack, test: register }) => {
-    let fixtures: Promise<EndpointFixtures & { close(): Promise<void> }> | undefined;
-    const fx = () => {
-      fixtures ??= endpointFixtures(stack());
-      return fixtures;
-    };
-    test.after.always(async () => {
-      await (await fixtures)?.close();
-    });
+    const fx = suiteEndpointFixtures(stack);
 
     register(`every endpoint's sample is a valid request (${ENDPOINT_KEYS.length} endpoints, 2xx)`, async (t) => {
       t.timeout(300_000);

@@ -1,15 +1,15 @@
 // The API description against the running service: real calls through the proxy (the front door), each answer's
 // status looked up in the SERVED document and its JSON body validated with ajv (draft 2020-12) against the schema
 // the document gives for that status. One successful call per route (the valid samples of
-// test/support/endpoints.ts, which cover every route of both tables), every non-public route without a credential,
+// test/support/endpoints/, which cover every route of both tables), every non-public route without a credential,
 // and a set of refusals whose codes must be among the operation's `x-error-codes`. On SQLite and PostgreSQL.
 import { randomUUID } from 'node:crypto';
-import test from 'ava';
 import { OAuthDeviceRate } from '../../shared/db/entities/index.js';
 import { createClient } from '../../shared/oauth/clients.js';
 import { openApiPath } from '../../admin/openapi/document.js';
 import { declaredRoutes } from '../support/declared-routes.js';
-import { ENDPOINTS, type EndpointFixtures, type SampleRequest, endpointFixtures } from '../support/endpoints.js';
+import { ENDPOINTS, type EndpointFixtures, type SampleRequest } from '../support/endpoints/index.js';
+import { suiteEndpointFixtures } from '../support/endpoints/suite-fixtures.js';
 import { forEachDb } from '../support/matrix.js';
 import { type OpenApi, compileSchemas, responseFor } from '../support/openapi.js';
 import { PAID_ENV } from '../support/router-fixtures.js';
@@ -95,14 +95,7 @@ const codeOf = (a: Answer): string | undefined => {
 
 forEachDb(
   ({ stack, test: register }) => {
-    let fixtures: Promise<EndpointFixtures & { close(): Promise<void> }> | undefined;
-    const fx = () => {
-      fixtures ??= endpointFixtures(stack());
-      return fixtures;
-    };
-    test.after.always(async () => {
-      await (await fixtures)?.close();
-    });
+    const fx = suiteEndpointFixtures(stack);
     const served = async () => {
       const doc = (await (await fetch(`${stack().proxyUrl}/api/v1/openapi.json`)).json()) as OpenApi;
       return { doc, validate: compileSchemas(doc) };

@@ -16,7 +16,7 @@ import {
   send,
   sendRaw,
 } from '../support/declared-routes.js';
-import { ENDPOINTS } from '../support/endpoints.js';
+import { ENDPOINTS } from '../support/endpoints/index.js';
 import { forEachDb } from '../support/matrix.js';
 
 /** Spellings of a route's path that are not the route: each literal segment re-cased and percent-encoded, `//`

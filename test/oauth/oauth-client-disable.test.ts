@@ -4,7 +4,6 @@
 // invalid_token), refresh is refused, and the user's bindings say revoked, `client_disabled`. A grant left live
 // with its client disabled (approved while the disable ran) is refused by the token check all the same. On SQLite
 // and PostgreSQL, through the real CLI, the stack's proxy and a second proxy process on the same database.
-import test from 'ava';
 import {
   Delegation,
   OAuthClient,
@@ -18,19 +17,14 @@ import { concrete, declaredRoutes, methodsOf, send } from '../support/declared-r
 import { type ApiResponse, apiClient } from '../support/http.js';
 import { forEachDb } from '../support/matrix.js';
 import { type GrantToken, codeGrant, connector, postForm, refreshForm, bindingOf } from '../support/oauth.js';
-import { type Merchants, PAID_ENV, fund, startMerchants } from '../support/router-fixtures.js';
+import { merchantsOfFile } from '../support/file-merchants.js';
+import { PAID_ENV, fundedUser } from '../support/router-fixtures.js';
 
 const PRICE = 10_000n; // x402: 500 atomic fee, cap charge 2 cents
 const FUNDS = 100_000_000n;
 const ROUTE = '/router/commerce/route';
 
-let m: Merchants;
-test.before(async () => {
-  m = await startMerchants(PRICE);
-});
-test.after.always(async () => {
-  await m?.close();
-});
+const m = merchantsOfFile(PRICE);
 
 let seq = 0;
 const rid = () => `disable-${Date.now()}-${++seq}`;
@@ -54,11 +48,7 @@ const isRefusal = (r: ApiResponse<any>) =>
   (r.status === 402 && r.body.code === 'BCK.ROUTER.0003' && r.body.details === 'delegation is revoked');
 
 forEachDb(({ stack, test }) => {
-  async function fundedUser() {
-    const u = await stack().user();
-    await fund(stack(), m.chain, u, FUNDS);
-    return u;
-  }
+  const funded = () => fundedUser(stack(), m.chain, FUNDS);
   const url = () => m.v2.url + m.v2.paidPath;
   const payments = (grantId: string) => stack().ctx.db.em().find(RouterPayment, { grantId });
   const pay = (base: string, g: GrantToken) =>
@@ -66,7 +56,7 @@ forEachDb(({ stack, test }) => {
 
   test('disable: tokens issued before stop at the next call in every process, then 401 on every OAuth route; bindings revoked client_disabled; refresh refused', async (t) => {
     const s = stack();
-    const u = await fundedUser();
+    const u = await funded();
     const conn = await connector(s);
     const clientId = conn.registration.clientId;
     const commerce = await codeGrant(s, u, {}, conn);
@@ -161,7 +151,7 @@ forEachDb(({ stack, test }) => {
 
   test('a grant left live with its client disabled (approved while the disable ran) is refused at once and reads as client_disabled; disable again revokes it', async (t) => {
     const s = stack();
-    const u = await fundedUser();
+    const u = await funded();
     const conn = await connector(s);
     const clientId = conn.registration.clientId;
     const g = await codeGrant(s, u, {}, conn);

@@ -15,14 +15,8 @@ import { type ApiClient, type ApiResponse as Answer, apiClient } from '../suppor
 type ApiResponse = Answer<any>;
 import { PG_ADMIN_URL, postgresAvailable } from '../support/databases.js';
 import { assertPaymentsConsistent } from '../support/money-invariants.js';
-import {
-  type Merchants,
-  PAID_ENV,
-  type User,
-  createDelegation,
-  fund,
-  startMerchants,
-} from '../support/router-fixtures.js';
+import { merchantsOfFile } from '../support/file-merchants.js';
+import { PAID_ENV, type User, createDelegation, fund } from '../support/router-fixtures.js';
 import { type Stack, startStack } from '../support/stack.js';
 import { type TcpFault, tcpFault } from '../support/tcp-fault.js';
 
@@ -36,13 +30,7 @@ const ENV = { ...PAID_ENV, ...BOUNDS, ROUTER_MAX_CONCURRENT_PER_USER: String(SLO
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const pgUp = await postgresAvailable();
 
-let m: Merchants;
-test.before(async () => {
-  m = await startMerchants(PRICE);
-});
-test.after.always(async () => {
-  await m?.close();
-});
+const m = merchantsOfFile(PRICE);
 
 /** A user with money and a delegation whose cap fits every payment of the test. */
 async function payer(s: Stack): Promise<{ u: User; delegationId: string }> {

@@ -1,14 +1,13 @@
 // Log format: JSON lines wherever the log does not go to a terminal (a pipe here), lines for a person with
 // LOG_FORMAT=pretty; stdout keeps only the readiness line either way; and no secret of a paid call (the API key,
 // the upstream's credential, the payment credential the router made) reaches the log in either format.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import test from 'ava';
 import { decodePaymentRequiredV2 } from '../../shared/protocols/x402-decode.js';
 import { runEntry } from '../support/cli.js';
 import { forEachDb } from '../support/matrix.js';
-import { type Merchants, PAID_ENV, createDelegation, fund, startMerchants } from '../support/router-fixtures.js';
+import { loggedText, withLoggingProxy } from '../support/proxy-log.js';
+import { merchantsOfFile } from '../support/file-merchants.js';
+import { PAID_ENV, payingUser } from '../support/router-fixtures.js';
 
 /** Runs test/support/log-child.ts with stdout and stderr as pipes (not terminals). */
 const runChild = (env: Record<string, string>) =>
@@ -60,28 +59,15 @@ test('LOG_FORMAT is checked: another value is a configuration error naming it', 
   t.regex(r.stderr, /LOG_FORMAT/);
 });
 
-let m: Merchants;
-test.before(async () => {
-  m = await startMerchants(10_000n);
-});
-test.after.always(async () => {
-  await m?.close();
-});
+const m = merchantsOfFile(10_000n);
 
-/** The log file's text once every marker is in it (pino writes asynchronously). */
-async function logWith(file: string, markers: readonly string[]): Promise<string> {
-  for (let attempt = 0; ; attempt += 1) {
-    let text = '';
-    try {
-      text = readFileSync(file, 'utf8');
-    } catch {
-      // not created yet
-    }
-    if (markers.every((x) => text.includes(x))) return text;
-    if (attempt >= 300) throw new Error(`log lacks ${markers.filter((x) => !text.includes(x)).join(', ')}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+/** The log file's text once every marker is in it. */
+const logWith = (file: string, markers: readonly string[]): Promise<string> =>
+  loggedText(
+    file,
+    (text) => markers.every((x) => text.includes(x)),
+    (text) => `log lacks ${markers.filter((x) => !text.includes(x)).join(', ')}`,
+  );
 
 let n = 0;
 const rid = (what: string) => `logfmt-${what}-${Date.now()}-${++n}`;
@@ -89,14 +75,9 @@ const rid = (what: string) => `logfmt-${what}-${Date.now()}-${++n}`;
 forEachDb(({ stack, test }) => {
   for (const format of ['json', 'pretty']) {
     test(`LOG_FORMAT=${format}: a paid call's log holds no API key, upstream credential or payment credential`, async (t) => {
-      const dir = mkdtempSync(join(tmpdir(), 'payroute-logfmt-'));
-      const file = join(dir, 'proxy.log');
       // Debug: everything the proxy can say about these calls.
-      const proxy = await stack().spawn('proxy', { LOG_LEVEL: 'debug', LOG_FILE: file, LOG_FORMAT: format });
-      try {
-        const u = await stack().user();
-        await fund(stack(), m.chain, u, 100_000_000n);
-        const delegationId = await createDelegation(u, 1000);
+      await withLoggingProxy(stack(), { LOG_LEVEL: 'debug', LOG_FORMAT: format }, async (proxy, file) => {
+        const { u, delegationId } = await payingUser(stack(), m.chain, 100_000_000n, 1000);
         const base = `${proxy.url}/api/v1`;
         const auth = { authorization: `Bearer ${u.apiKey}` };
         const upstreamSecret = `Bearer upstream-secret-${rid('u')}`;
@@ -150,10 +131,7 @@ forEachDb(({ stack, test }) => {
         for (const secret of [u.apiKey, forged, upstreamSecret, 'upstream-secret', mintBody.credential.value]) {
           t.false(text.includes(secret), `the log holds ${secret.slice(0, 12)}...`);
         }
-      } finally {
-        await proxy.stop();
-        rmSync(dir, { recursive: true, force: true });
-      }
+      });
     });
   }
 }, PAID_ENV);

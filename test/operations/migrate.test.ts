@@ -9,15 +9,8 @@ import { postgresqlMigrations } from '../../shared/db/migrations/postgresql/inde
 import { sqliteMigrations } from '../../shared/db/migrations/sqlite/index.js';
 import { type Db, migrate, openDb } from '../../shared/db/orm.js';
 import { runEntry } from '../support/cli.js';
-import {
-  DB_KINDS,
-  type DbKind,
-  type TestDatabase,
-  createTestDatabase,
-  postgresAvailable,
-} from '../support/databases.js';
-
-const pgAvailable = await postgresAvailable();
+import { DB_KINDS, type DbKind, type TestDatabase, createTestDatabase } from '../support/databases.js';
+import { registerOn } from '../support/matrix.js';
 
 const NAMES: Record<DbKind, string[]> = {
   sqlite: sqliteMigrations.map((m) => m.name ?? ''),
@@ -83,7 +76,7 @@ async function inspect<T>(target: TestDatabase, fn: (db: Db) => Promise<T>): Pro
 }
 
 for (const kind of DB_KINDS) {
-  const register = kind === 'sqlite' || pgAvailable ? test : test.skip;
+  const register = registerOn(kind);
   const names = NAMES[kind];
   const last = names.at(-1) ?? '';
 

@@ -1,18 +1,17 @@
 // Migrations that carry existing rows over, on SQLite and PostgreSQL: a database is brought up to the migration
 // before the one under test, given rows as the previous code wrote them, then migrated to the end.
 import { randomUUID } from 'node:crypto';
-import test from 'ava';
 import { mintLot } from '../../shared/credits/store/lots.js';
 import { sha256Hex } from '../../shared/crypto/hashing.js';
 import { postgresqlMigrations } from '../../shared/db/migrations/postgresql/index.js';
 import { sqliteMigrations } from '../../shared/db/migrations/sqlite/index.js';
 import { type Db, openDb } from '../../shared/db/orm.js';
 import { emSql, timestamp } from '../../shared/db/sql.js';
-import { DB_KINDS, type DbKind, createTestDatabase, postgresAvailable } from '../support/databases.js';
+import { DB_KINDS, type DbKind, createTestDatabase } from '../support/databases.js';
+import { registerOn } from '../support/matrix.js';
 import { insertDelegationRow, insertPaymentRow, insertPermissionRow } from '../support/status-rows.js';
 
 const MAX = 9_223_372_036_854_775_807n;
-const pgAvailable = await postgresAvailable();
 
 /** Opens a fresh database migrated up to (not including) the migration whose name ends with `suffix`. */
 async function migratedUpTo(
@@ -39,7 +38,7 @@ async function migratedUpTo(
 }
 
 for (const kind of DB_KINDS) {
-  const register = kind === 'sqlite' || pgAvailable ? test : test.skip;
+  const register = registerOn(kind);
 
   register(
     `[${kind}] credit_holding: the backfill sums every pair's lots, a pair past 2^63 - 1 at 2^63 - 1`,

@@ -1,23 +1,13 @@
 // The proxy logs each of its own requests at info when it finished: method, path without the query, status,
 // duration, correlation id and the paymentId when there is one; never a credential (the caller's key, the
 // upstream authorization) or the query string.
-import { readFileSync } from 'node:fs';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import test from 'ava';
 import { decodePaymentRequiredV2 } from '../../shared/protocols/x402-decode.js';
 import { forEachDb } from '../support/matrix.js';
-import { type Merchants, PAID_ENV, createDelegation, fund, startMerchants } from '../support/router-fixtures.js';
+import { loggedText, withLoggingProxy } from '../support/proxy-log.js';
+import { merchantsOfFile } from '../support/file-merchants.js';
+import { PAID_ENV, payingUser } from '../support/router-fixtures.js';
 
-let m: Merchants;
-
-test.before(async () => {
-  m = await startMerchants(10_000n);
-});
-test.after.always(async () => {
-  await m?.close();
-});
+const m = merchantsOfFile(10_000n);
 
 interface LogLine {
   level: number;
@@ -30,24 +20,26 @@ interface LogLine {
   paymentId?: string;
 }
 
-/** The log's lines, read until each correlation id has its request line (pino writes asynchronously). */
+const linesOf = (text: string): LogLine[] =>
+  text
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => JSON.parse(l) as LogLine);
+const loggedIds = (text: string) =>
+  new Set(
+    linesOf(text)
+      .filter((l) => l.msg === 'request')
+      .map((l) => l.correlationId),
+  );
+
+/** The log's lines, read until each correlation id has its request line. */
 async function requestLines(file: string, ids: readonly string[]): Promise<{ text: string; lines: LogLine[] }> {
-  for (let attempt = 0; ; attempt += 1) {
-    let text = '';
-    try {
-      text = readFileSync(file, 'utf8');
-    } catch {
-      // not created yet
-    }
-    const lines = text
-      .split('\n')
-      .filter((l) => l.trim() !== '')
-      .map((l) => JSON.parse(l) as LogLine);
-    const logged = new Set(lines.filter((l) => l.msg === 'request').map((l) => l.correlationId));
-    if (ids.every((id) => logged.has(id))) return { text, lines };
-    if (attempt >= 300) throw new Error(`no request line for ${ids.filter((id) => !logged.has(id)).join(', ')}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  const text = await loggedText(
+    file,
+    (x) => ids.every((id) => loggedIds(x).has(id)),
+    (x) => `no request line for ${ids.filter((id) => !loggedIds(x).has(id)).join(', ')}`,
+  );
+  return { text, lines: linesOf(text) };
 }
 
 let n = 0;
@@ -55,13 +47,8 @@ const rid = (what: string) => `log-${what}-${Date.now()}-${++n}`;
 
 forEachDb(({ stack, test }) => {
   test('each router request is logged at info with its paymentId and without any secret', async (t) => {
-    const dir = mkdtempSync(join(tmpdir(), 'payroute-log-'));
-    const file = join(dir, 'proxy.log');
-    const proxy = await stack().spawn('proxy', { LOG_LEVEL: 'info', LOG_FILE: file });
-    try {
-      const u = await stack().user();
-      await fund(stack(), m.chain, u, 100_000_000n);
-      const delegationId = await createDelegation(u, 1000);
+    await withLoggingProxy(stack(), { LOG_LEVEL: 'info' }, async (proxy, file) => {
+      const { u, delegationId } = await payingUser(stack(), m.chain, 100_000_000n, 1000);
       const base = `${proxy.url}/api/v1`;
       const auth = { authorization: `Bearer ${u.apiKey}` };
       const upstreamSecret = `Bearer upstream-secret-${rid('u')}`;
@@ -151,9 +138,6 @@ forEachDb(({ stack, test }) => {
         t.false(text.includes(secret), `the log holds ${secret.slice(0, 12)}...`);
       }
       t.false(/authorization/i.test(text), 'no authorization header is logged');
-    } finally {
-      await proxy.stop();
-      rmSync(dir, { recursive: true, force: true });
-    }
+    });
   });
 }, PAID_ENV);

@@ -2,32 +2,18 @@
 // exactly across the workers, a worker that dies is replaced, and SIGTERM stops the whole tree with exit 0. Under
 // paid load with a worker killed: test/operations/proxy-workers-kill.test.ts; starting under CPU load:
 // test/operations/proxy-workers-start.test.ts.
-import test from 'ava';
 import { apiClient } from '../support/http.js';
 import { forEachDb } from '../support/matrix.js';
 import { freePort } from '../support/ports.js';
 import { childrenOf, until, within } from '../support/processes.js';
-import {
-  type Merchants,
-  PAID_ENV,
-  createDelegation,
-  delegationRow,
-  fund,
-  paymentRows,
-  startMerchants,
-} from '../support/router-fixtures.js';
+import { merchantsOfFile } from '../support/file-merchants.js';
+import { PAID_ENV, createDelegation, delegationRow, fund, paymentRows } from '../support/router-fixtures.js';
 
 const PRICE = 10_000n; // fee 500: 2 cents of cap per call
 const K = 7;
 const N = 40;
 
-let m: Merchants;
-test.before(async () => {
-  m = await startMerchants(PRICE);
-});
-test.after.always(async () => {
-  await m?.close();
-});
+const m = merchantsOfFile(PRICE);
 
 forEachDb(({ kind, stack, test }) => {
   test('two workers: exact cap across them, a dead worker replaced, SIGTERM stops the tree with exit 0', async (t) => {

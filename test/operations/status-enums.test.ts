@@ -1,13 +1,11 @@
 // Status columns hold only the values the code writes, on SQLite and PostgreSQL: the database refuses any other
 // value on insert and on update (CHECK constraints from the entities' enum properties), and the migrations build
 // exactly the schema the entities describe, so MikroORM finds nothing left to change.
-import test from 'ava';
 import { type Db, migrate, openDb } from '../../shared/db/orm.js';
 import { type SqlTx, emSql } from '../../shared/db/sql.js';
-import { DB_KINDS, createTestDatabase, postgresAvailable } from '../support/databases.js';
+import { DB_KINDS, createTestDatabase } from '../support/databases.js';
+import { registerOn } from '../support/matrix.js';
 import { insertDelegationRow, insertPaymentRow, insertPermissionRow } from '../support/status-rows.js';
-
-const pgAvailable = await postgresAvailable();
 
 async function migrated(kind: (typeof DB_KINDS)[number]): Promise<{ db: Db; sql: SqlTx; drop(): Promise<void> }> {
   const target = await createTestDatabase(kind);
@@ -30,7 +28,7 @@ const count = async (sql: SqlTx, table: string): Promise<number> =>
   Number((await sql.all(`select count(*) as n from ${table}`))[0]?.n);
 
 for (const kind of DB_KINDS) {
-  const register = kind === 'sqlite' || pgAvailable ? test : test.skip;
+  const register = registerOn(kind);
 
   register(`[${kind}] the migrations build the entities' schema: nothing left to change`, async (t) => {
     const m = await migrated(kind);

@@ -5,7 +5,6 @@
 // ended), the release within the charge's period only, one threshold alert and one exhaustion per period under
 // concurrent spends, and parallel spends in separate transactions and processes: exactly K, no deadlock.
 import { randomUUID } from 'node:crypto';
-import type { ExecutionContext } from 'ava';
 import {
   type BudgetInterval,
   Delegation,
@@ -24,7 +23,6 @@ import {
   type GroupBudgetAccount,
   SpendRefused,
   calendarPeriod,
-  delegationAccount,
   firstPeriod,
   groupBudgetAccount,
   releaseIn,
@@ -34,6 +32,7 @@ import {
 import { runWorker } from '../support/cli.js';
 import { forEachDb } from '../support/matrix.js';
 import { makeGroup, makeOrg } from '../support/orgs.js';
+import { insertDelegationAccount, refusalOf } from '../support/spend-accounts.js';
 import type { Stack } from '../support/stack.js';
 
 const at = (iso: string) => new Date(iso);
@@ -71,27 +70,7 @@ async function budgetOf(
 /** A member's delegation that outlives every injected clock of these tests. */
 async function delegationOf(s: Stack, limit = 1_000_000n): Promise<DelegationAccount> {
   const { userId } = await s.user();
-  const em = s.ctx.db.em();
-  const id = randomUUID();
-  em.create(Delegation, {
-    id,
-    userId,
-    provider: 'erc4337',
-    status: 'Active',
-    currency: 'usd',
-    spendingLimitCents: limit,
-    amountSpentCents: 0n,
-    transactionCount: 0,
-    allowedRecipients: null,
-    planId: null,
-    apiKeyId: null,
-    providerPaymentMethodId: null,
-    expiresAt: at('2100-01-01T00:00:00.000Z'),
-    revokedAt: null,
-    createdAt: new Date(),
-  });
-  await em.flush();
-  return delegationAccount(id, userId);
+  return insertDelegationAccount(s, userId, { limit, expiresAt: at('2100-01-01T00:00:00.000Z') });
 }
 
 const row = (s: Stack, id: string) => s.ctx.db.em().findOneOrFail(GroupBudget, { id });
@@ -121,12 +100,6 @@ function logging(tx: SqlTx, log: string[]): SqlTx {
       return tx.all(sql, params);
     },
   };
-}
-
-async function refusalOf(t: ExecutionContext, work: Promise<unknown>): Promise<SpendRefused | undefined> {
-  const err = await t.throwsAsync(work);
-  t.true(err instanceof SpendRefused, String(err));
-  return err instanceof SpendRefused ? err : undefined;
 }
 
 forEachDb(({ stack, test }) => {

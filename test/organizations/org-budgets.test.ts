@@ -10,7 +10,7 @@ import { calendarPeriod, groupBudgetAccount, reserveIn } from '../../shared/spen
 import type { ApiClient, ApiResponse } from '../support/http.js';
 import { forEachDb } from '../support/matrix.js';
 import { makeGroup, makeMember, makeOrg } from '../support/orgs.js';
-import type { Stack } from '../support/stack.js';
+import { type Stack, newUsers } from '../support/stack.js';
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 60);
 
@@ -33,13 +33,7 @@ const BUDGET_KEYS = [
 
 /** An organization with every role, a group the in-group Member belongs to, and another organization. */
 async function world(s: Stack) {
-  const [admin, member, stranger, outsider, otherAdmin] = await Promise.all([
-    s.user(),
-    s.user(),
-    s.user(),
-    s.user(),
-    s.user(),
-  ]);
+  const [admin, member, stranger, outsider, otherAdmin] = await newUsers(s, 5);
   const { orgId } = await makeOrg(s, admin.userId);
   const memberId = await makeMember(s, orgId, member.userId);
   await makeMember(s, orgId, stranger.userId);

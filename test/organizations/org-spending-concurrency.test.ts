@@ -8,9 +8,7 @@
 //
 // Nothing here measures time: the bursts wait on what the database reports. ROUTER_MAX_CONCURRENT_PER_USER is
 // raised so the budget, not the per-user limit, decides the race.
-import test from 'ava';
 import { PlanOrder } from '../../shared/db/entities/index.js';
-import { decodePaymentRequiredV2 } from '../../shared/protocols/x402-decode.js';
 import { type ApiClient, type ApiResponse, apiClient } from '../support/http.js';
 import { forEachDb } from '../support/matrix.js';
 import {
@@ -22,15 +20,10 @@ import {
   orgSpendingWorld,
   paymentsOfDelegations,
 } from '../support/org-spending.js';
-import {
-  type Merchants,
-  PAID_ENV,
-  type User,
-  delegationRow,
-  fund,
-  ledgerBalance,
-  startMerchants,
-} from '../support/router-fixtures.js';
+import { waitUntil } from '../support/processes.js';
+import { merchantsOfFile } from '../support/file-merchants.js';
+import { RACE_ENV, type User, delegationRow, fund, ledgerBalance, v2Target } from '../support/router-fixtures.js';
+import { raceProxies } from '../support/stack.js';
 import { balance, paymentRequired, permission, seller } from '../support/x402.js';
 
 const PRICE = 10_000n; // x402: 500 atomic fee, cap charge 2 cents
@@ -43,45 +36,14 @@ const K = 9;
 const ORDER_RACE = { settles: 8, routes: 40, fitRoutes: 5 } as const;
 /** Unshare, check, share again: each round is one more chance for a spend to slip past an unshare. */
 const ROUNDS = 4;
-/** The merchants answer from this process, which also runs the clients: generous upstream timeouts (they only
- *  bound a failure; router-concurrency.test.ts). */
-const RACE_ENV = {
-  ...PAID_ENV,
-  ROUTER_MAX_CONCURRENT_PER_USER: '10000',
-  ROUTER_CONNECT_TIMEOUT_MS: '60000',
-  ROUTER_HEADERS_TIMEOUT_MS: '120000',
-  ROUTER_STREAM_IDLE_MS: '120000',
-};
+/** The merchants answer from this process, which also runs the clients: RACE_ENV's generous upstream timeouts. */
+const SPEND_RACE_ENV = { ...RACE_ENV, ROUTER_MAX_CONCURRENT_PER_USER: '10000' };
 
-let m: Merchants;
-test.before(async () => {
-  m = await startMerchants(PRICE);
-});
-test.after.always(async () => {
-  await m?.close();
-});
+const m = merchantsOfFile(PRICE);
 
 let seq = 0;
 const rid = (p: string) => `${p}-${Date.now()}-${++seq}`;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
-
-/** Waits (bounded at 120 s, for a loaded machine) until `ready` holds. */
-async function until(ready: () => boolean | Promise<boolean>): Promise<boolean> {
-  const deadline = Date.now() + 120_000;
-  while (Date.now() < deadline) {
-    if (await ready()) return true;
-    await sleep(20);
-  }
-  return ready();
-}
-
-async function v2Target(): Promise<Record<string, unknown>> {
-  const r = await fetch(m.v2.url + m.v2.paidPath);
-  const pr = decodePaymentRequiredV2(r.headers.get('payment-required') ?? '');
-  if (pr.type !== 'decoded') throw new Error(pr.reason);
-  return { accepts: pr.value.accepts };
-}
 
 /** A spend as it was answered: a paid route or an issued credential; its payment id. */
 function paidId(r: ApiResponse<any>): string | undefined {
@@ -93,14 +55,7 @@ function paidId(r: ApiResponse<any>): string | undefined {
 
 forEachDb(
   ({ kind, stack, test }) => {
-    /** The proxies a race is spread over: two processes on one PostgreSQL, the stack's one on SQLite. */
-    let second: Promise<{ url: string; stop(): Promise<void> }> | undefined;
-    async function proxies(): Promise<string[]> {
-      if (kind !== 'postgresql') return [stack().proxyUrl];
-      // Stopped with the stack (its stop ends every process it spawned).
-      second ??= stack().spawn('proxy');
-      return [stack().proxyUrl, (await second).url];
-    }
+    const proxies = () => raceProxies(stack());
 
     /** Two members of one group, each with a delegation paying from the group's funded wallet. */
     async function team(budgetCents: number) {
@@ -124,7 +79,7 @@ forEachDb(
       const { s, w, budgetId, spenders, delegationIds } = await team(2 * K);
       t.is(spenders[0]?.clients.length, kind === 'postgresql' ? 2 : 1);
       const url = m.v2.url + m.v2.paidPath;
-      const target = await v2Target();
+      const target = await v2Target(m.v2);
       const results = await Promise.all(
         Array.from({ length: N }, (_, i) => {
           const sp = spenders[i % spenders.length] as (typeof spenders)[number];
@@ -194,7 +149,7 @@ forEachDb(
     test(`unshare mid-burst, ${ROUNDS} rounds: nothing of the wallet is charged or committed after the unshare returned; every later spend is refused`, async (t) => {
       const { s, w, budgetId, spenders, delegationIds } = await team(1_000_000);
       const url = m.v2.url + m.v2.paidPath;
-      const target = await v2Target();
+      const target = await v2Target(m.v2);
       const sharePath = `/organizations/${w.orgId}/wallets/${w.walletId}/groups/${w.groupId}`;
       const committedIds = async () => (await paymentsOfDelegations(s, delegationIds)).map((r) => r.id).sort();
       const WORKERS = 8;
@@ -231,7 +186,7 @@ forEachDb(
           // Unshare once the burst is paying (again).
           const paidBefore = (await groupBudgetJournal(s, budgetId)).length;
           t.true(
-            await until(async () => (await groupBudgetJournal(s, budgetId)).length >= paidBefore + 3),
+            await waitUntil(async () => (await groupBudgetJournal(s, budgetId)).length >= paidBefore + 3),
             `round ${round}: the burst paid`,
           );
           // PostgreSQL: a spend is held inside its issuance transaction, past its share check, while the unshare
@@ -239,7 +194,7 @@ forEachDb(
           const gate = kind === 'postgresql' ? await holdDelegationRow(s, delegationIds[0] as string) : undefined;
           held = gate;
           if (gate !== undefined)
-            t.true(await until(gate.budgetSpendWaiting), `round ${round}: a spend is held past its share check`);
+            t.true(await waitUntil(gate.budgetSpendWaiting), `round ${round}: a spend is held past its share check`);
           let returned = false;
           const unshare = w.admin.api.del(sharePath).then(async (r) => {
             const at = Date.now();
@@ -249,7 +204,7 @@ forEachDb(
           });
           if (gate !== undefined) {
             // Until the unshare returned (it did not wait) or waits on the held spend's locks.
-            await until(async () => returned || (await gate.statementWaiting('%delete%org_wallet_share%')));
+            await waitUntil(async () => returned || (await gate.statementWaiting('%delete%org_wallet_share%')));
             await gate.release();
           }
           const { r: un, at, committed } = await unshare;
@@ -257,7 +212,7 @@ forEachDb(
           afterUnshare.fill(0);
           unsharedAt = at;
           t.true(
-            await until(() => afterUnshare.every((x) => x >= 2)),
+            await waitUntil(() => afterUnshare.every((x) => x >= 2)),
             `round ${round}: every worker called after the unshare`,
           );
           const resharedAt = Date.now();
@@ -425,6 +380,6 @@ forEachDb(
       );
     });
   },
-  RACE_ENV,
+  SPEND_RACE_ENV,
   { serial: true },
 );

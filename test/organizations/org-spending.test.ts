@@ -11,7 +11,6 @@ import test from 'ava';
 import { randomUUID } from 'node:crypto';
 import { getAddress } from 'viem';
 import { Delegation, OAuthGrant, PlanOrder, TokenLedger } from '../../shared/db/entities/index.js';
-import { decodePaymentRequiredV2 } from '../../shared/protocols/x402-decode.js';
 import type { ApiResponse } from '../support/http.js';
 import { MERCHANT_V2 } from '../support/merchants/fixtures.js';
 import { forEachDb } from '../support/matrix.js';
@@ -43,6 +42,7 @@ import {
   paymentRow,
   startMerchants,
   ledgerMoves,
+  v2Target,
 } from '../support/router-fixtures.js';
 import { balance, mint, paymentRequired, permission, seller } from '../support/x402.js';
 
@@ -65,13 +65,6 @@ let n = 0;
 const rid = () => `org-${Date.now()}-${++n}`;
 const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
 const transfersFrom = (address: string) => m.chain.transfers.filter((x) => same(x.from, address));
-
-async function v2Target(): Promise<Record<string, unknown>> {
-  const r = await fetch(m.v2.url + m.v2.paidPath);
-  const pr = decodePaymentRequiredV2(r.headers.get('payment-required') ?? '');
-  if (pr.type !== 'decoded') throw new Error(pr.reason);
-  return { accepts: pr.value.accepts };
-}
 
 /** An answer as its status and error code (the text when it has none, to show what came instead). */
 const codeOf = (r: ApiResponse<any>) => ({ status: r.status, code: (r.body?.code as string) ?? r.text.slice(0, 300) });
@@ -382,7 +375,7 @@ forEachDb(({ stack, test }) => {
     const r = await member.api.post('/router/payments', {
       delegationId,
       protocol: 'x402',
-      target: await v2Target(),
+      target: await v2Target(m.v2),
       resourceUrl: m.v2.url + m.v2.paidPath,
       requestId,
     });
@@ -552,7 +545,7 @@ forEachDb(({ stack, test }) => {
       const minted = await member.api.post('/router/payments', {
         delegationId,
         protocol: 'x402',
-        target: await v2Target(),
+        target: await v2Target(m.v2),
         requestId: rid(),
       });
       t.deepEqual(codeOf(minted), { status: 402, code: 'BCK.ROUTER.0003' });
@@ -740,7 +733,7 @@ forEachDb(({ stack, test }) => {
 
   test("a merchant naming the spending member's own wallet as payee: refused, the organization wallet never pays it", async (t) => {
     const { s, w, budgetId, member, delegationId } = await spender({ budgetCents: 1000 });
-    const target = await v2Target();
+    const target = await v2Target(m.v2);
     const accepts = (target.accepts as Record<string, unknown>[]).map((a) => ({ ...a, payTo: member.walletAddress }));
     const before = await snapshot(w, budgetId, [delegationId]);
     const r = await member.api.post('/router/payments', {

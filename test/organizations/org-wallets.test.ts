@@ -22,7 +22,7 @@ import { runCli } from '../support/cli.js';
 import { type ApiClient, type ApiResponse, apiClient } from '../support/http.js';
 import { forEachDb } from '../support/matrix.js';
 import { makeGroup, makeMember, makeOrg, makeWallet } from '../support/orgs.js';
-import type { Stack } from '../support/stack.js';
+import { type Stack, newUsers } from '../support/stack.js';
 
 const RUNS = Math.max(20, Math.round(Number(process.env.FUZZ_RUNS ?? 1000) / 20));
 const NO_ID = '0194f3f6-2a5e-7c4e-9b1a-6f1d2c3b4a59';
@@ -34,13 +34,7 @@ const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
  * `otherGroupId`, an outsider, and the Admin of another organization with a group, a wallet and a card of its own.
  */
 async function world(s: Stack) {
-  const [admin, inGroup, notIn, outsider, otherAdmin] = await Promise.all([
-    s.user(),
-    s.user(),
-    s.user(),
-    s.user(),
-    s.user(),
-  ]);
+  const [admin, inGroup, notIn, outsider, otherAdmin] = await newUsers(s, 5);
   const { orgId } = await makeOrg(s, admin.userId);
   const groupId = await makeGroup(s, orgId, [await makeMember(s, orgId, inGroup.userId)], 'Sales');
   const otherGroupId = await makeGroup(s, orgId, [await makeMember(s, orgId, notIn.userId)], 'Ops');

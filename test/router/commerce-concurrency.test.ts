@@ -9,21 +9,23 @@ import { OAuthGrant, RouterPayment } from '../../shared/db/entities/index.js';
 import { disableClient } from '../../shared/oauth/clients.js';
 import { forEachDb } from '../support/matrix.js';
 import { type GrantToken, codeGrant, connector, deviceGrant } from '../support/oauth.js';
+import { waitUntil } from '../support/processes.js';
 import {
   type Merchants,
   PAID_ENV,
+  RACE_ENV,
   type ScriptedMerchant,
   createDelegation,
   delegationRow,
   delegationTransactions,
-  fund,
+  fundedUser,
   ledgerBalance,
   paymentRows,
   scriptedMerchant,
   startMerchants,
 } from '../support/router-fixtures.js';
 import { type ApiClient, type ApiResponse, apiClient } from '../support/http.js';
-import { startStack } from '../support/stack.js';
+import { raceProxies, startStack } from '../support/stack.js';
 
 const PRICE = 10_000n; // x402: 500 atomic fee, cap charge 2 cents
 const FUNDS = 1_000_000_000n;
@@ -31,17 +33,6 @@ const N = 100;
 const K = 7;
 const DUPES = 40;
 const ROUTE = '/router/commerce/route';
-/**
- * The merchants answer from this test process, which also runs the clients: on a loaded machine an answer may
- * take longer than the proxy's default upstream timeouts, which only bound a failure (router-concurrency.test.ts).
- * ROUTER_MAX_CONCURRENT_PER_USER is PAID_ENV's 1000: the cap, not the per-user limit, decides the race.
- */
-const RACE_ENV = {
-  ...PAID_ENV,
-  ROUTER_CONNECT_TIMEOUT_MS: '60000',
-  ROUTER_HEADERS_TIMEOUT_MS: '120000',
-  ROUTER_STREAM_IDLE_MS: '120000',
-};
 
 let m: Merchants;
 /** Holds a request carrying x-gate until the test opens the gates; answers 200 (free) to the rest at once. */
@@ -67,42 +58,20 @@ test.after.always(async () => {
 
 let seq = 0;
 const rid = (p: string) => `${p}-${Date.now()}-${++seq}`;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Waits (bounded at 120 s, for a loaded machine) until `ready` holds. */
-async function until(ready: () => boolean | Promise<boolean>): Promise<boolean> {
-  const deadline = Date.now() + 120_000;
-  while (Date.now() < deadline) {
-    if (await ready()) return true;
-    await sleep(20);
-  }
-  return ready();
-}
 
 forEachDb(
   ({ kind, stack, test }) => {
-    /** The proxies a race is spread over: two processes on one PostgreSQL, the stack's one on SQLite. */
-    let second: Promise<{ url: string; stop(): Promise<void> }> | undefined;
-    async function proxies(): Promise<string[]> {
-      if (kind !== 'postgresql') return [stack().proxyUrl];
-      // Stopped with the stack (its stop ends every process it spawned).
-      second ??= stack().spawn('proxy');
-      return [stack().proxyUrl, (await second).url];
-    }
+    const proxies = () => raceProxies(stack());
     /** The grant's token presented to each proxy. */
     const clientsOf = async (g: GrantToken): Promise<ApiClient[]> =>
       (await proxies()).map((p) => apiClient(`${p}/api/v1`, g.token));
 
-    async function fundedUser() {
-      const u = await stack().user();
-      await fund(stack(), m.chain, u, FUNDS);
-      return u;
-    }
+    const funded = () => fundedUser(stack(), m.chain, FUNDS);
     const grantRows = (grantId: string) => stack().ctx.db.em().find(RouterPayment, { grantId });
 
     test(`${N} parallel commerce calls against a grant whose cap fits exactly ${K}: ${K} paid, the rest 402 BCK.ROUTER.0003`, async (t) => {
       const s = stack();
-      const u = await fundedUser();
+      const u = await funded();
       const g = await codeGrant(s, u, { spending_limit_cents: 2 * K });
       const clients = await clientsOf(g);
       t.is(clients.length, kind === 'postgresql' ? 2 : 1);
@@ -140,7 +109,7 @@ forEachDb(
 
     test(`${DUPES} parallel commerce calls with one requestId (and the user's key with it too): one payment per scope`, async (t) => {
       const s = stack();
-      const u = await fundedUser();
+      const u = await funded();
       const g = await deviceGrant(s, u);
       const keyDelegation = await createDelegation(u, 1000);
       const clients = await clientsOf(g);
@@ -184,7 +153,7 @@ forEachDb(
      */
     async function endMidBurst(
       t: ExecutionContext,
-      u: Awaited<ReturnType<typeof fundedUser>>,
+      u: Awaited<ReturnType<typeof funded>>,
       g: GrantToken,
       end: () => Promise<void>,
     ) {
@@ -209,13 +178,13 @@ forEachDb(
         }
       });
       // End the grant once the burst is paying.
-      t.true(await until(async () => (await grantRows(g.grantId)).length >= 5), 'the burst paid');
+      t.true(await waitUntil(async () => (await grantRows(g.grantId)).length >= 5), 'the burst paid');
       await end();
       endedAt = Date.now();
       // Every worker makes three calls that start after the end returned and goes on until its token is refused
       // outright (401: the grant is no longer held by any cache); then the burst stops.
       t.true(
-        await until(() => afterEnd.every((x) => x >= 3) && unauthorized.every(Boolean)),
+        await waitUntil(() => afterEnd.every((x) => x >= 3) && unauthorized.every(Boolean)),
         'calls were made after the end',
       );
       stop = true;
@@ -259,7 +228,7 @@ forEachDb(
 
     test('revocation mid-burst: no payment of the grant is created after the revoke returned; every call started after it is refused', async (t) => {
       const s = stack();
-      const u = await fundedUser();
+      const u = await funded();
       const g = await codeGrant(s, u, { spending_limit_cents: 100_000 });
       await endMidBurst(t, u, g, async () => {
         const rv = await fetch(`${s.proxyUrl}/oauth/bindings/${g.grantId}/revoke`, {
@@ -272,7 +241,7 @@ forEachDb(
 
     test("client disabled mid-burst: no payment of the client's grant is created after the disable returned; every call started after it is refused", async (t) => {
       const s = stack();
-      const u = await fundedUser();
+      const u = await funded();
       const g = await codeGrant(s, u, { spending_limit_cents: 100_000 });
       await endMidBurst(t, u, g, async () => {
         // What `npm run cli -- oauth-clients disable` runs, from this process (another one than the proxies').
@@ -284,6 +253,7 @@ forEachDb(
       });
     });
   },
+  // Its ROUTER_MAX_CONCURRENT_PER_USER is PAID_ENV's 1000: the cap, not the per-user limit, decides the race.
   RACE_ENV,
   { serial: true },
 );
@@ -317,7 +287,7 @@ test.serial(
 
       // The user's two slots: one taken by their key, one by grant a; both calls wait at the merchant.
       const holding = [viaKey(true), viaGrant(a, true)];
-      t.true(await until(() => held(tag) === 2), 'both calls reached the merchant');
+      t.true(await waitUntil(() => held(tag) === 2), 'both calls reached the merchant');
       for (const [name, call] of [
         ['grant a', () => viaGrant(a, false)],
         ['grant b', () => viaGrant(b, false)],

@@ -11,14 +11,14 @@ import { MERCHANT_V2 } from '../support/merchants/fixtures.js';
 import { forEachDb } from '../support/matrix.js';
 import {
   type Merchants,
-  PAID_ENV,
+  RACE_ENV,
   type ScriptedMerchant,
   type User,
   createDelegation,
   delegationRow,
   delegationTransactions,
-  fund,
   ledgerBalance,
+  payingUser,
   paymentRows,
   scriptedMerchant,
   startMerchants,
@@ -30,19 +30,6 @@ const PRICE = 10_000n; // cap charge 2 cents
 const N = Number(process.env.ROUTER_CONCURRENCY_N ?? 500);
 const K = 20;
 const DUPES = 100;
-/**
- * The merchants answer from this test process, which also runs the N clients: on a loaded machine (CI saw a load of
- * 10 on 2 cores) an answer took longer than the proxy's default upstream timeouts (10 s connect, 30 s headers and
- * between body chunks), and those calls ended in 502 BCK.HTTP.0502 rather than 200 or 402. The timeouts only
- * bound a failure, so they are generous here; and the races of the two databases run one after the other
- * (serial), not on top of each other. What is asserted is unchanged.
- */
-const RACE_ENV = {
-  ...PAID_ENV,
-  ROUTER_CONNECT_TIMEOUT_MS: '60000',
-  ROUTER_HEADERS_TIMEOUT_MS: '120000',
-  ROUTER_STREAM_IDLE_MS: '120000',
-};
 let m: Merchants;
 let slow: ScriptedMerchant;
 let releaseSlow: () => void = () => {};
@@ -68,11 +55,7 @@ const rid = (p: string) => `${p}-${Date.now()}-${++seq}`;
 
 forEachDb(
   ({ kind, stack, test }) => {
-    async function paidUser(limitCents: number) {
-      const u = await stack().user();
-      await fund(stack(), m.chain, u, 1_000_000_000n);
-      return { u, delegationId: await createDelegation(u, limitCents) };
-    }
+    const paidUser = (limitCents: number) => payingUser(stack(), m.chain, 1_000_000_000n, limitCents);
 
     async function capRace(t: import('ava').ExecutionContext, u: User, delegationId: string, proxies: string[]) {
       const url = m.v2.url + m.v2.paidPath;
@@ -191,6 +174,8 @@ forEachDb(
       });
     }
   },
+  // The N clients run in this process too: RACE_ENV's generous upstream timeouts, and the races of the two
+  // databases one after the other (serial), not on top of each other. What is asserted is unchanged.
   RACE_ENV,
   { serial: true },
 );

@@ -12,12 +12,11 @@ import {
   PAID_ENV,
   type ScriptedMerchant,
   type User,
-  createDelegation,
   delegationRow,
   delegationTransactions,
-  fund,
   scriptedMerchant,
   startMerchants,
+  payingUser,
 } from '../support/router-fixtures.js';
 
 const PRICE = 10_000n; // fee 500 atomic; cap charge 2 cents (1 merchant leg + 1 fee)
@@ -50,11 +49,7 @@ const rid = () => `fee-${Date.now()}-${++n}`;
 
 forEachDb(
   ({ stack, test }) => {
-    async function paidUser() {
-      const u = await stack().user();
-      await fund(stack(), m.chain, u, 100_000_000n);
-      return { u, delegationId: await createDelegation(u, 1000) };
-    }
+    const paidUser = () => payingUser(stack(), m.chain, 100_000_000n, 1000);
 
     /** The payment once its fee leg left `reserved`: it is resolved just after the relay ended (at most 5 s). */
     async function resolvedRow(id: string) {

@@ -1,16 +1,14 @@
 // Mode A end to end: POST /api/v1/router/payments mints a credential for requirements the caller
 // fetched itself; the test attaches it to its own request and the official merchant library answers 200. Then
 // the settled record, the ledger listing (json, csv, filters) and the summary.
-import test from 'ava';
 import { getAddress } from 'viem';
 import { RouterPayment, TokenLedger } from '../../shared/db/entities/index.js';
-import { decodePaymentRequiredV2 } from '../../shared/protocols/x402-decode.js';
 import { createWalletKeyCache } from '../../shared/router/wallet-keys.js';
 import { MERCHANT_MPP, MERCHANT_V2 } from '../support/merchants/fixtures.js';
 import { forEachDb } from '../support/matrix.js';
+import { merchantsOfFile } from '../support/file-merchants.js';
 import {
   FEE_RECIPIENT,
-  type Merchants,
   PAID_ENV,
   type User,
   createDelegation,
@@ -18,29 +16,16 @@ import {
   fund,
   ledgerBalance,
   paymentRow,
-  startMerchants,
+  v2Target,
+  payingUser,
 } from '../support/router-fixtures.js';
 
 const PRICE = 10_000n;
-let m: Merchants;
-
-test.before(async () => {
-  m = await startMerchants(PRICE);
-});
-test.after.always(async () => {
-  await m?.close();
-});
+const m = merchantsOfFile(PRICE);
 
 let n = 0;
 const rid = () => `mint-${Date.now()}-${++n}`;
 const hash = (c: string) => `0x${c.repeat(64)}`;
-
-async function v2Target(): Promise<Record<string, unknown>> {
-  const r = await fetch(m.v2.url + m.v2.paidPath);
-  const pr = decodePaymentRequiredV2(r.headers.get('payment-required') ?? '');
-  if (pr.type !== 'decoded') throw new Error(pr.reason);
-  return { accepts: pr.value.accepts };
-}
 
 async function v1Target(): Promise<Record<string, unknown>> {
   const r = await fetch(m.v1.url + m.v1.paidPath);
@@ -54,11 +39,7 @@ async function mppTarget(): Promise<Record<string, unknown>> {
 }
 
 forEachDb(({ stack, test }) => {
-  async function paidUser(limitCents = 1000) {
-    const u = await stack().user();
-    await fund(stack(), m.chain, u, 100_000_000n);
-    return { u, delegationId: await createDelegation(u, limitCents) };
-  }
+  const paidUser = (limitCents = 1000) => payingUser(stack(), m.chain, 100_000_000n, limitCents);
 
   async function mint(u: User, body: Record<string, unknown>) {
     return u.api.post('/router/payments', body);
@@ -68,7 +49,7 @@ forEachDb(({ stack, test }) => {
     {
       name: 'x402 v2',
       protocol: 'x402',
-      target: v2Target,
+      target: () => v2Target(m.v2),
       header: 'PAYMENT-SIGNATURE',
       url: () => m.v2.url + m.v2.paidPath,
       recipient: MERCHANT_V2,
@@ -148,32 +129,32 @@ forEachDb(({ stack, test }) => {
   test('x402 without requestId: no fee collected', async (t) => {
     const { u, delegationId } = await paidUser();
     const feeRows = async (id: string) => stack().ctx.db.em().count(TokenLedger, { reference: id, kind: 'router_fee' });
-    const r = await mint(u, { delegationId, protocol: 'x402', target: await v2Target() });
+    const r = await mint(u, { delegationId, protocol: 'x402', target: await v2Target(m.v2) });
     t.is(r.status, 200, r.text);
     t.deepEqual(r.body.fee, { bps: 0, amount: '0', cents: '0', capChargedCents: '1', capChargedMicros: '10000' });
     t.is(r.body.requestId, null);
     t.is(await feeRows(r.body.paymentId), 0);
     t.is((await delegationRow(stack(), delegationId)).amountSpentCents, 1n);
-    const withId = await mint(u, { delegationId, protocol: 'x402', target: await v2Target(), requestId: rid() });
+    const withId = await mint(u, { delegationId, protocol: 'x402', target: await v2Target(m.v2), requestId: rid() });
     t.is(withId.body.fee.amount, '500');
     t.is(await feeRows(withId.body.paymentId), 2);
     t.is((await paymentRow(stack(), withId.body.paymentId))?.feeRecipient, FEE_RECIPIENT);
     // Two credentials without requestId are two payments.
-    const again = await mint(u, { delegationId, protocol: 'x402', target: await v2Target() });
+    const again = await mint(u, { delegationId, protocol: 'x402', target: await v2Target(m.v2) });
     t.is(again.status, 200);
     t.not(again.body.paymentId, r.body.paymentId);
   });
 
   test('mode A refusals: protocol/target mismatch, cap, unknown delegation', async (t) => {
     const { u, delegationId } = await paidUser(1);
-    const mismatch = await mint(u, { delegationId, protocol: 'mpp', target: await v2Target() });
+    const mismatch = await mint(u, { delegationId, protocol: 'mpp', target: await v2Target(m.v2) });
     t.is(mismatch.status, 400);
     t.is(mismatch.body.code, 'BCK.ROUTER.0001');
-    const cap = await mint(u, { delegationId, protocol: 'x402', target: await v2Target(), requestId: rid() });
+    const cap = await mint(u, { delegationId, protocol: 'x402', target: await v2Target(m.v2), requestId: rid() });
     t.is(cap.status, 402);
     t.is(cap.body.code, 'BCK.ROUTER.0003');
     const other = await stack().user();
-    const foreign = await mint(other, { delegationId, protocol: 'x402', target: await v2Target() });
+    const foreign = await mint(other, { delegationId, protocol: 'x402', target: await v2Target(m.v2) });
     t.is(foreign.status, 402);
     t.is(foreign.body.code, 'BCK.ROUTER.0003');
   });
@@ -181,7 +162,7 @@ forEachDb(({ stack, test }) => {
   test("mode A: options in the other x402 version's fields than the target declares -> 400, nothing signed or charged", async (t) => {
     const { u, delegationId } = await paidUser();
     const v1 = (await v1Target()) as { accepts: unknown[] };
-    const v2 = (await v2Target()) as { accepts: unknown[] };
+    const v2 = (await v2Target(m.v2)) as { accepts: unknown[] };
     // An x402@1 merchant's options sent without x402Version (2 by default), and v2 options declared as version 1.
     for (const target of [
       { accepts: v1.accepts },
@@ -230,7 +211,7 @@ forEachDb(({ stack, test }) => {
 
   test('settled: 200, same hash no-op, another hash 409 0005, another user 404 0004', async (t) => {
     const { u, delegationId } = await paidUser();
-    const r = await mint(u, { delegationId, protocol: 'x402', target: await v2Target(), requestId: rid() });
+    const r = await mint(u, { delegationId, protocol: 'x402', target: await v2Target(m.v2), requestId: rid() });
     const id = r.body.paymentId as string;
     const s1 = await u.api.post(`/router/payments/${id}/settled`, { txHash: hash('a') });
     t.is(s1.status, 200, s1.text);
@@ -261,7 +242,7 @@ forEachDb(({ stack, test }) => {
     const d2 = await createDelegation(u, 1000);
     const ids: string[] = [];
     for (const d of [d1, d2, d1]) {
-      const r = await mint(u, { delegationId: d, protocol: 'x402', target: await v2Target(), requestId: rid() });
+      const r = await mint(u, { delegationId: d, protocol: 'x402', target: await v2Target(m.v2), requestId: rid() });
       t.is(r.status, 200);
       ids.push(r.body.paymentId);
       await new Promise((res) => setTimeout(res, 15));
@@ -389,7 +370,7 @@ forEachDb(({ stack, test }) => {
     // The USDC options (the delegation pays USD; the v2 merchant offers EURC first).
     const usdc = (accepts: unknown): unknown =>
       (accepts as { extra?: { name?: string } }[]).find((o) => o.extra?.name === 'USDC');
-    const option = usdc((await v2Target()).accepts);
+    const option = usdc((await v2Target(m.v2)).accepts);
     const v1Option = usdc((await v1Target()).accepts);
     // Raw bodies: JSON.stringify itself overflows on these (the hazard); the proxy's JSON.parse does not.
     const post = (target: string) =>

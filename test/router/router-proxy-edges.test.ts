@@ -13,11 +13,10 @@ import {
   PAID_ENV,
   type ScriptedMerchant,
   type User,
-  createDelegation,
-  fund,
   paymentRows,
   scriptedMerchant,
   startMerchants,
+  payingUser,
 } from '../support/router-fixtures.js';
 
 const PRICE = 10_000n;
@@ -103,11 +102,7 @@ const rid = () => `edge-${Date.now()}-${++n}`;
 
 forEachDb(
   ({ stack, test }) => {
-    async function paidUser(): Promise<{ u: User; delegationId: string }> {
-      const u = await stack().user();
-      await fund(stack(), m.chain, u, 100_000_000n);
-      return { u, delegationId: await createDelegation(u, 1000) };
-    }
+    const paidUser = () => payingUser(stack(), m.chain, 100_000_000n, 1000);
     const hdrs = (u: User, path: string, delegationId: string, merchant: { url: string } = edge) => ({
       authorization: `Bearer ${u.apiKey}`,
       'x-router-target-url': `${merchant.url}${path}`,

@@ -11,11 +11,11 @@ import {
   createDelegation,
   delegationRow,
   fourOhTwoAgainMerchant,
-  fund,
   paymentRow,
   paymentRows,
   scriptedMerchant,
   startMerchants,
+  payingUser,
 } from '../support/router-fixtures.js';
 import { startStack } from '../support/stack.js';
 
@@ -87,11 +87,7 @@ let n = 0;
 const rid = () => `px-${Date.now()}-${++n}`;
 
 forEachDb(({ stack, test }) => {
-  async function paidUser() {
-    const u = await stack().user();
-    await fund(stack(), m.chain, u, 100_000_000n);
-    return { u, delegationId: await createDelegation(u, 1000) };
-  }
+  const paidUser = () => payingUser(stack(), m.chain, 100_000_000n, 1000);
   const hdrs = (url: string, delegationId: string, requestId = rid()) => ({
     'x-router-target-url': url,
     'x-router-delegation-id': delegationId,

@@ -8,15 +8,25 @@ const pgAvailable = await postgresAvailable();
 
 export type Register = typeof test.serial;
 
+/** Whether this machine has the database: SQLite always, PostgreSQL when it answers. */
+export const dbAvailable = (kind: DbKind): boolean => kind === 'sqlite' || pgAvailable;
+
+/**
+ * How a database's tests are registered: `test` (or `test.serial`) where it is available; a missing local
+ * PostgreSQL is a loud, counted skip (CI=true makes it a failure in postgresAvailable).
+ */
+export function registerOn(kind: DbKind, opts: { serial?: boolean } = {}): Register {
+  return (dbAvailable(kind) ? (opts.serial === true ? test.serial : test) : test.skip) as Register;
+}
+
 export function forEachDb(
   suite: (ctx: { kind: DbKind; stack: () => Stack; test: Register }) => void,
   env: Record<string, string> = {},
   opts: { serial?: boolean } = {},
 ): void {
   for (const kind of DB_KINDS) {
-    const available = kind === 'sqlite' || pgAvailable;
-    // A missing local PostgreSQL is a loud, counted skip (CI=true makes it a failure in postgresAvailable).
-    const register = (available ? (opts.serial === true ? test.serial : test) : test.skip) as Register;
+    const available = dbAvailable(kind);
+    const register = registerOn(kind, opts);
     let stack: Stack | undefined;
     if (available) {
       test.before(async () => {

@@ -1,5 +1,5 @@
 // What the process tests look at from outside (Linux /proc): a process's children, which process holds a TCP
-// connection, CPU load made on purpose; and the one bounded wait they poll with.
+// connection, CPU load made on purpose; and the bounded waits they poll with.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync, readdirSync, readlinkSync } from 'node:fs';
 
@@ -18,6 +18,20 @@ export async function until(
     await sleep(everyMs);
   }
   if (!(await check())) throw new Error(`timed out after ${limitMs} ms waiting for ${what}`);
+}
+
+/** Polls `ready` until it holds or `limitMs` passed, and says whether it holds (a test asserts the answer). */
+export async function waitUntil(
+  ready: () => boolean | Promise<boolean>,
+  limitMs = 120_000,
+  everyMs = 20,
+): Promise<boolean> {
+  const deadline = Date.now() + limitMs;
+  while (Date.now() < deadline) {
+    if (await ready()) return true;
+    await sleep(everyMs);
+  }
+  return ready();
 }
 
 /** Races `promise` against `limitMs`; throws naming `what` if it does not settle in time. */

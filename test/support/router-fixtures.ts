@@ -5,6 +5,7 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { getAddress } from 'viem';
 import { DelegationTransaction, Delegation, RouterPayment, TokenLedger } from '../../shared/db/entities/index.js';
+import { decodePaymentRequiredV2 } from '../../shared/protocols/x402-decode.js';
 import { balanceOf, faucet } from '../../shared/settlement/token-ledger.js';
 import { StubChain } from './merchants/chain.js';
 import { MERCHANT_MPP, MERCHANT_V1, MERCHANT_V2, assetOf } from './merchants/fixtures.js';
@@ -27,6 +28,19 @@ export const PAID_ENV = {
   ROUTER_FEE_RECIPIENT: FEE_RECIPIENT,
 } as const;
 
+/**
+ * PAID_ENV for the races: the merchants answer from the test process, which also runs the many clients, so on a
+ * loaded machine (CI saw a load of 10 on 2 cores) an answer can take longer than the proxy's default upstream
+ * timeouts (10 s connect, 30 s headers and between body chunks) and the call would end in 502 BCK.HTTP.0502 rather
+ * than 200 or 402. The timeouts only bound a failure, so they are generous here.
+ */
+export const RACE_ENV = {
+  ...PAID_ENV,
+  ROUTER_CONNECT_TIMEOUT_MS: '60000',
+  ROUTER_HEADERS_TIMEOUT_MS: '120000',
+  ROUTER_STREAM_IDLE_MS: '120000',
+};
+
 export type User = Awaited<ReturnType<Stack['user']>>;
 
 /** Funds a user's custodial wallet in the ledger (what the router spends) and on the merchants' stub chain. */
@@ -39,6 +53,24 @@ export async function fund(
 ): Promise<void> {
   await faucet(stack.ctx, user.walletAddress, asset.address, amount);
   chain?.mint(asset.address, user.walletAddress, amount);
+}
+
+/** A new user of the stack, funded with `amount` (the ledger and the merchants' chain). */
+export async function fundedUser(stack: Stack, chain: StubChain | undefined, amount: bigint): Promise<User> {
+  const u = await stack.user();
+  await fund(stack, chain, u, amount);
+  return u;
+}
+
+/** A new user funded with `amount`, and an erc4337 delegation of theirs capped at `limitCents`. */
+export async function payingUser(
+  stack: Stack,
+  chain: StubChain | undefined,
+  amount: bigint,
+  limitCents: number,
+): Promise<{ u: User; delegationId: string }> {
+  const u = await fundedUser(stack, chain, amount);
+  return { u, delegationId: await createDelegation(u, limitCents) };
 }
 
 export async function ledgerBalance(stack: Stack, address: string, asset = USDC): Promise<bigint> {
@@ -122,6 +154,14 @@ export async function startMerchants(
       await Promise.all([v2.close(), v1.close(), mpp.close()]);
     },
   };
+}
+
+/** The mode A target of the v2 merchant's paid path: the options of its 402. */
+export async function v2Target(v2: X402V2Merchant): Promise<Record<string, unknown>> {
+  const r = await fetch(v2.url + v2.paidPath);
+  const pr = decodePaymentRequiredV2(r.headers.get('payment-required') ?? '');
+  if (pr.type !== 'decoded') throw new Error(pr.reason);
+  return { accepts: pr.value.accepts };
 }
 
 export interface ScriptedMerchant extends Running {

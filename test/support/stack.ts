@@ -231,3 +231,26 @@ export function secondAdmin(stack: Stack): Promise<{ url: string }> {
   }
   return p;
 }
+
+const secondProxies = new Map<Stack, Promise<Spawned>>();
+/**
+ * The proxies a race is spread over: on PostgreSQL the stack's and a second process on the same database (started
+ * once per stack; stack.stop() stops it with the others), on SQLite the stack's one.
+ */
+export async function raceProxies(stack: Stack): Promise<string[]> {
+  if (stack.kind !== 'postgresql') return [stack.proxyUrl];
+  let second = secondProxies.get(stack);
+  if (second === undefined) {
+    second = stack.spawn('proxy');
+    secondProxies.set(stack, second);
+  }
+  return [stack.proxyUrl, (await second).url];
+}
+
+type StackUser = Awaited<ReturnType<Stack['user']>>;
+type Users<N extends number, R extends StackUser[] = []> = R['length'] extends N ? R : Users<N, [StackUser, ...R]>;
+
+/** `n` new users of the stack, created at once (a tuple, so each can be named by destructuring). */
+export function newUsers<N extends number>(stack: Stack, n: N): Promise<Users<N>> {
+  return Promise.all(Array.from({ length: n }, () => stack.user())) as Promise<Users<N>>;
+}

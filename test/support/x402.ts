@@ -118,5 +118,19 @@ export async function permission(
   return r.body;
 }
 
+/**
+ * The erc4337 auto-order set-up: a seller with a plan (1 USDC, 100 cents, for 10 credits) and a subscriber holding
+ * no credits, with `usdc` atomic sandbox USDC in their wallet, a delegation capped at `limitCents` and a permission
+ * for the plan on it.
+ */
+export async function autoOrderSubscriber(stack: Stack, usdc: bigint, limitCents: number) {
+  const s = await seller(stack);
+  const sub = await stack.user();
+  await fundUsdc(stack, sub.walletAddress, usdc);
+  const d = await delegation(sub.api, { provider: 'erc4337', spendingLimitCents: limitCents });
+  const p = await permission(sub.api, { planId: s.plan.planId, delegationId: d });
+  return { s, sub, d, p };
+}
+
 export const decode = (token: string): Record<string, any> => JSON.parse(Buffer.from(token, 'base64').toString('utf8'));
 export const encode = (obj: unknown): string => Buffer.from(JSON.stringify(obj), 'utf8').toString('base64');

@@ -3,7 +3,7 @@
 import { Delegation, PlanOrder, TokenBalance, X402Settlement } from '../../shared/db/entities/index.js';
 import { TOKEN_ADDRESS } from '../support/registry-builders.js';
 import { forEachDb } from '../support/matrix.js';
-import { balance, delegation, fundUsdc, mint, paymentRequired, permission, seller } from '../support/x402.js';
+import { autoOrderSubscriber, balance, mint, paymentRequired, permission, seller } from '../support/x402.js';
 
 forEachDb(({ stack, test }) => {
   test('100 parallel settles with distinct agentRequestIds against credits for exactly K: K succeed, balance 0', async (t) => {
@@ -67,11 +67,7 @@ forEachDb(({ stack, test }) => {
   });
 
   test('20 parallel settles with one agentRequestId and no credits held: ONE auto-order, one reserve, one burn', async (t) => {
-    const s = await seller(stack()); // 1 USDC (100 cents) for 10 credits
-    const sub = await stack().user();
-    await fundUsdc(stack(), sub.walletAddress, 5_000_000n);
-    const d = await delegation(sub.api, { provider: 'erc4337', spendingLimitCents: 1000 });
-    const p = await permission(sub.api, { planId: s.plan.planId, delegationId: d });
+    const { s, sub, d, p } = await autoOrderSubscriber(stack(), 5_000_000n, 1000);
     const pr = paymentRequired({ planId: s.plan.planId });
     const results = await Promise.all(
       Array.from({ length: 20 }, () =>

@@ -16,7 +16,7 @@ import { type ApiClient, type ApiResponse, apiClient } from '../support/http.js'
 import { forEachDb } from '../support/matrix.js';
 import { TOKEN_ADDRESS } from '../support/registry-builders.js';
 import { type Stack, secondAdmin } from '../support/stack.js';
-import { balance, delegation, fundUsdc, paymentRequired, permission, seller } from '../support/x402.js';
+import { autoOrderSubscriber, balance, delegation, paymentRequired, permission, seller } from '../support/x402.js';
 
 const N = 30;
 
@@ -41,11 +41,7 @@ const strip = ({ duplicate: _d, ...rest }: Record<string, unknown>) => rest;
 
 forEachDb(({ stack, test }) => {
   test(`${N} identical settles over two admin processes, no credits held (svc:erc4337): one plan bought`, async (t) => {
-    const s = await seller(stack()); // 1 USDC (100 cents) for 10 credits
-    const sub = await stack().user();
-    await fundUsdc(stack(), sub.walletAddress, 5_000_000n);
-    const d = await delegation(sub.api, { provider: 'erc4337', spendingLimitCents: 1000 });
-    const p = await permission(sub.api, { planId: s.plan.planId, delegationId: d });
+    const { s, sub, d, p } = await autoOrderSubscriber(stack(), 5_000_000n, 1000);
     const results = await settleEverywhere(stack(), s.user.api, {
       paymentRequired: paymentRequired({ planId: s.plan.planId }),
       x402AccessToken: p.x402AccessToken,

@@ -1,10 +1,10 @@
-// Samples of the organization endpoints (budgets) for the route-level tests (see endpoints.ts). Each sample builds
+// Samples of the organization endpoints (budgets) for the route-level tests (see index.ts). Each sample builds
 // its own organization and group straight in the database (orgs.ts), the seller its Admin, so a create never meets
 // the budget of an earlier sample (409).
 import { randomUUID } from 'node:crypto';
-import { GroupBudget, User } from '../../shared/db/entities/index.js';
-import type { EndpointCase, EndpointFixtures } from './endpoints.js';
-import { makeGroup, makeOrg } from './orgs.js';
+import { GroupBudget, User } from '../../../shared/db/entities/index.js';
+import type { EndpointCase, EndpointFixtures } from './index.js';
+import { makeGroup, makeOrg } from '../orgs.js';
 
 const BUDGETS = '/api/v1/organizations/:orgId/groups/:groupId/budgets';
 

@@ -1,9 +1,9 @@
-// Samples of the organization endpoints (wallets) for the route-level tests (see endpoints.ts). Each sample makes
+// Samples of the organization endpoints (wallets) for the route-level tests (see index.ts). Each sample makes
 // its own organization with the seller as its Admin, so a sample's share or card never meets another's.
 import { randomUUID } from 'node:crypto';
-import { OrgPaymentMethod, User } from '../../shared/db/entities/index.js';
-import type { EndpointCase, EndpointFixtures } from './endpoints.js';
-import { makeGroup, makeOrg, makeWallet } from './orgs.js';
+import { OrgPaymentMethod, User } from '../../../shared/db/entities/index.js';
+import type { EndpointCase, EndpointFixtures } from './index.js';
+import { makeGroup, makeOrg, makeWallet } from '../orgs.js';
 
 const ORG = '/api/v1/organizations/:orgId';
 

@@ -1,8 +1,8 @@
-// Samples of the organization endpoints (members, groups, activity) for the route-level tests (see endpoints.ts).
+// Samples of the organization endpoints (members, groups, activity) for the route-level tests (see index.ts).
 // Each sample builds its own organization with the seller as its Admin, so samples never depend on each other.
-import { User } from '../../shared/db/entities/index.js';
-import type { EndpointCase, EndpointFixtures } from './endpoints.js';
-import { makeGroup, makeMember, makeOrg } from './orgs.js';
+import { User } from '../../../shared/db/entities/index.js';
+import type { EndpointCase, EndpointFixtures } from './index.js';
+import { makeGroup, makeMember, makeOrg } from '../orgs.js';
 
 const ORG = '/api/v1/organizations/:orgId';
 const GROUP = `${ORG}/groups/:groupId`;
