@@ -17,7 +17,7 @@ import { giveBackCapIn } from '../../shared/router/cap-give-back.js';
 import { recordFeeTransactionIn, releaseFeeStatusIn } from '../../shared/router/payment-store.js';
 import type { ChainClient } from '../../shared/settlement/chain/client.js';
 import { TransferRefused } from '../../shared/settlement/chain/client.js';
-import { custodialKeyOf } from '../../shared/settlement/chain/custodial-key.js';
+import { custodialKeyOf } from '../../shared/custody/custodial-key.js';
 import {
   type DueFee,
   dueFeesIn,

@@ -29,7 +29,7 @@ import {
   type SignedTransfer,
   TransferRefused,
 } from '../settlement/chain/client.js';
-import { custodialKeyOf } from '../settlement/chain/custodial-key.js';
+import { custodialKeyOf } from '../custody/custodial-key.js';
 import { chainUnavailableError } from '../settlement/chain/errors.js';
 import { legsOfIn, reserveIn } from '../settlement/chain/reservations.js';
 import { InsufficientFunds } from '../settlement/token-ledger.js';

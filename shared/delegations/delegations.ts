@@ -12,7 +12,6 @@ import { planById } from '../registry/store/plans.js';
 import { type DelegationRecord, delegationRecord } from './responses.js';
 import {
   type NewDelegationRow,
-  addDelegation,
   delegationsPage,
   findOwnDelegation,
   insertDelegation,
@@ -69,17 +68,17 @@ type NewDelegationInput = Pick<CreateDelegationInput, 'provider' | 'currency' | 
   };
 
 /**
- * Adds a new Active delegation to `em`'s unit of work (the caller flushes, so it can commit the delegation with
- * what it belongs to: an OAuth grant and its code are created in the same transaction).
+ * Inserts a new Active delegation on `em`: inside the caller's `em.transactional`, so it commits with what it
+ * belongs to (an OAuth grant and its code are created in the same transaction).
  */
-export function newDelegation(
+export async function newDelegation(
   em: Em,
   owner: { userId: string },
   input: NewDelegationInput,
   now: Date,
-): { id: string; expiresAt: Date } {
+): Promise<{ id: string; expiresAt: Date }> {
   const row = delegationRow(owner, input, now);
-  addDelegation(em, row);
+  await insertDelegation(em, row);
   return { id: row.id, expiresAt: row.expiresAt };
 }
 
@@ -94,8 +93,6 @@ function delegationRow(owner: { userId: string }, input: NewDelegationInput, now
     status: 'Active',
     currency: input.currency,
     spendingLimitCents: input.spendingLimitCents,
-    amountSpentCents: 0n,
-    transactionCount: 0,
     allowedRecipients: input.allowedRecipients ?? null,
     planId: input.planId ?? null,
     apiKeyId: input.apiKeyId ?? null,
@@ -103,7 +100,6 @@ function delegationRow(owner: { userId: string }, input: NewDelegationInput, now
     orgWalletId: input.orgWalletId ?? null,
     groupId: input.orgWalletId === undefined ? null : (input.groupId ?? null),
     expiresAt,
-    revokedAt: null,
     createdAt: now,
   };
 }

@@ -160,7 +160,7 @@ export async function decide(
   const code = randomToken(32);
   const now = ctx.now();
   const grantId = await ctx.db.em().transactional(async (em) => {
-    const grant = newGrant(em, { userId: user.userId, clientId: req.client.clientId }, req.terms, now, funding);
+    const grant = await newGrant(em, { userId: user.userId, clientId: req.client.clientId }, req.terms, now, funding);
     addCode(em, {
       codeHash: sha256Hex(code),
       grantId: grant.grantId,

@@ -87,15 +87,18 @@ export async function consentFunding(
   return orgFundingFor(ctx, userId, wallet.organization_wallet_id, wallet.group_id);
 }
 
-/** Adds the grant and its delegation to `em`'s unit of work; the caller flushes. */
-export function newGrant(
+/**
+ * Inserts the grant's delegation and adds the grant to `em`'s unit of work; the caller runs it inside
+ * `em.transactional`, whose commit flushes the grant with the delegation.
+ */
+export async function newGrant(
   em: Em,
   who: { userId: string; clientId: string },
   terms: ConsentTerms,
   now: Date,
   funding?: OrgFunding,
-): { grantId: string; delegationId: string; expiresAt: Date } {
-  const delegation = newDelegation(
+): Promise<{ grantId: string; delegationId: string; expiresAt: Date }> {
+  const delegation = await newDelegation(
     em,
     { userId: who.userId },
     {

@@ -81,7 +81,7 @@ export async function decideDevice(
   const now = ctx.now();
   const decided = await ctx.db.em().transactional(async (em) => {
     if (!decision.approve) return decidePendingDeviceCode(em, row.deviceCodeHash, now, { status: 'denied', userId });
-    const grant = newGrant(
+    const grant = await newGrant(
       em,
       { userId, clientId: row.clientId },
       {

@@ -6,7 +6,7 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { z } from 'zod';
 import { NETWORKS } from '../assets.js';
 import type { ServiceContext } from '../context.js';
-import { TokenBalance } from '../db/entities/index.js';
+import { balanceOf } from '../settlement/token-ledger.js';
 import type { Em } from '../db/orm.js';
 import { AppError } from '../errors/app-error.js';
 import { line } from '../text.js';
@@ -124,17 +124,15 @@ export async function walletBalances(
   const em = ctx.db.em();
   const w = await walletIn(em, org, walletId);
   const assets = NETWORKS[ctx.config.ENVIRONMENT].assets;
-  const rows = await em.find(TokenBalance, { address: w.address, asset: { $in: assets.map((a) => a.address) } });
-  const held = new Map(rows.map((r) => [r.asset, r.balance]));
-  return {
-    wallet: walletRecord(w),
-    balances: assets.map((a) => ({
+  const balances = await Promise.all(
+    assets.map(async (a) => ({
       asset: a.address,
       symbol: a.symbol,
       decimals: a.decimals,
-      amount: held.get(a.address) ?? 0n,
+      amount: await balanceOf(ctx, w.address, a.address),
     })),
-  };
+  );
+  return { wallet: walletRecord(w), balances };
 }
 
 const PRIVATE_KEY = /^0x[0-9a-f]{64}$/;

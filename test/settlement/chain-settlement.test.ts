@@ -9,7 +9,7 @@ import {
 } from '../../shared/db/entities/index.js';
 import { randomNonce, signAuthorization } from '../../shared/protocols/eip3009.js';
 import { MULTICALL3 } from '../../shared/settlement/chain/client.js';
-import { custodialKeyOf } from '../../shared/settlement/chain/custodial-key.js';
+import { custodialKeyOf } from '../../shared/custody/custodial-key.js';
 import { privateKeyToAccount } from 'viem/accounts';
 import { decodePaymentRequiredV2 } from '../../shared/protocols/x402-decode.js';
 import { collectFeesOnce } from '../../admin/jobs/chain-fee-collector.js';

@@ -1,8 +1,8 @@
 // The key of a custodial wallet payroute signs for, by its address: a user's own wallet or an organization wallet.
-import type { ServiceContext } from '../../context.js';
-import { userWalletKeyOf } from '../../accounts/store.js';
-import { InvariantError } from '../../errors/invariant.js';
-import { walletKeyAt } from '../../organizations/store/wallets.js';
+import type { ServiceContext } from '../context.js';
+import { userWalletKeyOf } from '../accounts/store.js';
+import { InvariantError } from '../errors/invariant.js';
+import { walletKeyAt } from '../organizations/store/wallets.js';
 
 export async function custodialKeyOf(ctx: ServiceContext, address: string): Promise<`0x${string}`> {
   const em = ctx.db.em();
