@@ -6,6 +6,7 @@
 // Node runs this file itself (type stripping, Node 22.18 and later), without tsx.
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { createRequire, enableCompileCache } from 'node:module';
+import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type ts from 'typescript';
 
@@ -15,6 +16,9 @@ enableCompileCache();
 const typescript = createRequire(import.meta.url)('typescript') as typeof ts;
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
+/** The project to build: the service's, or another tsconfig (the build's own tests build a small one). */
+const tsconfig = process.argv[2] ?? `${root}tsconfig.build.json`;
+const outRoot = `${dirname(tsconfig)}/`;
 
 function writeAtomically(path: string, data: string, writeByteOrderMark?: boolean): void {
   const tmp = `${path}.${process.pid}.tmp`;
@@ -62,7 +66,7 @@ const progress = {
 const system: ts.System = { ...typescript.sys, writeFile: writeAtomically };
 // Diagnostics and build status go to the compiler's own reporters, as `tsc -b` prints them.
 const host = typescript.createSolutionBuilderHost(system);
-const builder = typescript.createSolutionBuilder(host, [`${root}tsconfig.build.json`], {});
+const builder = typescript.createSolutionBuilder(host, [tsconfig], {});
 // One project: built step by step only to learn its size before it emits (the files tsc will write).
 let ok = true;
 for (
@@ -89,8 +93,8 @@ process.exitCode = ok ? 0 : 1;
 // The reference page's renderer (GET /docs/rapidoc-min.js): RapiDoc is a development dependency, whose large
 // dependency tree exists only to make this one bundle, so the image carries the bundle in dist/assets/ instead.
 const require = createRequire(import.meta.url);
-mkdirSync(`${root}dist/assets`, { recursive: true });
+mkdirSync(`${outRoot}dist/assets`, { recursive: true });
 writeAtomically(
-  `${root}dist/assets/rapidoc-min.js`,
+  `${outRoot}dist/assets/rapidoc-min.js`,
   readFileSync(require.resolve('rapidoc/dist/rapidoc-min.js'), 'utf8'),
 );
