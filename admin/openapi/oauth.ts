@@ -88,9 +88,13 @@ export const OAUTH_OPERATIONS: Operations = {
   },
   'POST /oauth/device': {
     summary: 'Decide a device request',
-    description: 'Approve (the cap may be lowered, never raised) or deny the request a user code names.',
+    description:
+      'Approve (the cap may be lowered and the duration, `duration_secs`, shortened, never raised) or deny the request a user code names.',
     tags: ['OAuth'],
-    request: { body: DeviceDecisionBody, example: { user_code: 'BCDF-GHJK', approve: true } },
+    request: {
+      body: DeviceDecisionBody,
+      example: { user_code: 'BCDF-GHJK', approve: true, spending_limit_cents: 1000, duration_secs: 3600 },
+    },
     responses: { 204: empty("Decided; the device's next poll gets its tokens or access_denied.") },
     codes: ['BCK.HTTP.0400', 'BCK.OAUTH.0020', 'BCK.OAUTH.0021', 'BCK.ORG.0003', 'BCK.ORG.0005'],
   },

@@ -51,11 +51,14 @@ export const PAGE_OPERATIONS: Operations = {
   },
   'GET /device': {
     summary: 'Device page',
-    description: 'Where the human types the code a device shows (`verification_uri` of a device authorization).',
+    description:
+      'Where the human types the code a device shows (`verification_uri` of a device authorization). With `user_code` (`verification_uri_complete`), the sign-in page names the code and the signed-in human sees the request it names, a look-up as `POST /device` makes.',
     tags: ['Pages'],
     request: { query: z.object({ user_code: line(64).optional() }) },
-    responses: { 200: html('The code entry page (or the sign-in page).') },
-    codes: [],
+    responses: {
+      200: html("The code entry page, the consent page for the code's request, or the sign-in page."),
+    },
+    codes: ['BCK.OAUTH.0020', 'BCK.OAUTH.0021'],
   },
   'POST /device': {
     summary: 'Device page: look up a code',
@@ -67,7 +70,7 @@ export const PAGE_OPERATIONS: Operations = {
   },
   'POST /device/decision': {
     summary: 'Device page: decision',
-    description: FORM,
+    description: `${FORM} The cap and the duration may be lowered, never raised.`,
     tags: ['Pages'],
     request: { body: DeviceDecisionForm },
     responses: { 200: html('The decision is recorded.') },

@@ -57,7 +57,6 @@ function showConsent(c: AdminRouterContext, token: string, req: AuthorizationReq
       destination: dest.shown,
       action: '/oauth/consent',
       hidden,
-      durationEditable: true,
     }),
     200,
     [dest.formTarget],

@@ -4,6 +4,7 @@
 // wrong.
 import { z } from 'zod';
 import { MAX_CONSENT_CENTS } from '../../shared/oauth/consent.js';
+import { displayUserCode, normalizeUserCode } from '../../shared/oauth/user-code.js';
 import { isSingleLine, line } from '../../shared/text.js';
 
 /** A cap typed by the human in major units ("50", "12.5", "12.50") -> cents. */
@@ -23,19 +24,35 @@ export const ReturnTo = line(4000).refine(
   'must be a page of this service',
 );
 
+/** A user code as the pages show it (XXXX-XXXX), or undefined when what was typed cannot be one. */
+export function shownUserCode(typed: string): string | undefined {
+  const normal = normalizeUserCode(typed);
+  return normal === undefined ? undefined : displayUserCode(normal);
+}
+
+/** The user code a return to the device page carries (a link's `user_code`, once), as shown; else undefined. */
+export function deviceCodeOf(returnTo: string): string | undefined {
+  if (!returnTo.startsWith('/device?')) return undefined;
+  const codes = new URLSearchParams(returnTo.slice('/device?'.length)).getAll('user_code');
+  const [typed] = codes;
+  return codes.length === 1 && typed !== undefined ? shownUserCode(typed) : undefined;
+}
+
 export const SignInForm = z.object({ return_to: ReturnTo, api_key: line(512).min(1) });
 export const SignOutForm = z.object({ return_to: ReturnTo.default('/device') });
 
 const Decision = z.enum(['approve', 'deny']);
 
+/** The duration chosen in the page's "For" list, in seconds; the service checks it against what was asked. */
+const Duration = z
+  .string()
+  .regex(/^[0-9]{1,9}$/)
+  .transform(Number);
+
 export const ConsentForm = z.object({
   decision: Decision,
   cap: Cap.optional(),
-  duration: z
-    .string()
-    .regex(/^[0-9]{1,9}$/)
-    .transform(Number)
-    .optional(),
+  duration: Duration.optional(),
 });
 
 export const DeviceLookupForm = z.object({ user_code: line(64) });
@@ -43,6 +60,7 @@ export const DeviceDecisionForm = z.object({
   user_code: line(64),
   decision: Decision,
   cap: Cap.optional(),
+  duration: Duration.optional(),
 });
 
 /** The `csrf` field a form (or a JSON object) carries; anything else (no field, an array, a repeated field) is no

@@ -5,14 +5,15 @@ import { AppError } from '../../shared/errors/app-error.js';
 import { csrfMatches, csrfTokenOf, sessionUser } from '../../shared/oauth/page-session.js';
 import type { AdminRouterContext } from '../http/route.js';
 import { browserToken, ensureBrowserToken, render } from './browser.js';
-import { submittedCsrf } from './forms.js';
+import { deviceCodeOf, submittedCsrf } from './forms.js';
 import { reloadPage, signInPage } from './views.js';
 
 /** Whether the browser-token cookie is marked Secure: when the service is on https. */
 export const secureCookies = (ctx: ServiceContext): boolean => ctx.config.publicUrl.startsWith('https:');
 
 /**
- * The signed-in user and the browser token, or undefined after answering with the sign-in page. A cross-site
+ * The signed-in user and the browser token, or undefined after answering with the sign-in page (which names the
+ * user code a device page link carries, and returns to that link once signed in). A cross-site
  * navigation (the connector sent the human here) does not carry SameSite=Strict cookies: it is answered with a
  * page that reloads itself, a same-site navigation that does, instead of a sign-in page that would replace the
  * human's session cookie.
@@ -28,7 +29,8 @@ export async function signedIn(
   const token = ensureBrowserToken(c, secureCookies(ctx));
   const userId = await sessionUser(ctx, token);
   if (userId === undefined) {
-    render(c, signInPage({ csrf: csrfTokenOf(token), returnTo: c.originalUrl }));
+    const returnTo = c.originalUrl;
+    render(c, signInPage({ csrf: csrfTokenOf(token), returnTo, deviceCode: deviceCodeOf(returnTo) }));
     return undefined;
   }
   return { userId, token };

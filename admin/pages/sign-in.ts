@@ -6,7 +6,7 @@ import type { AdminDeps } from '../deps.js';
 import type { AdminHandler } from '../http/route.js';
 import { parse } from '../http/validate.js';
 import { render, seeOther, setBrowserToken } from './browser.js';
-import { SignInForm, SignOutForm } from './forms.js';
+import { SignInForm, SignOutForm, deviceCodeOf } from './forms.js';
 import { checkCsrf, secureCookies } from './page-guards.js';
 import { signInPage } from './views.js';
 
@@ -25,6 +25,7 @@ export const submitSignIn =
         csrf: csrfTokenOf(token),
         returnTo: form.return_to,
         error: 'That API key is not valid.',
+        deviceCode: deviceCodeOf(form.return_to),
       });
       return render(c, page, 401);
     }

@@ -46,10 +46,19 @@ const signOutForm = (
 <input type="hidden" name="csrf" value="${csrf}"><input type="hidden" name="return_to" value="${returnTo}">
 <button type="submit">Sign out</button></form>`;
 
-export function signInPage(p: { csrf: string; returnTo: string; error?: string | undefined }): Html {
+export interface SignInView {
+  readonly csrf: string;
+  readonly returnTo: string;
+  readonly error?: string | undefined;
+  /** The user code a device page link carried (XXXX-XXXX), named so the human knows what they sign in for. */
+  readonly deviceCode?: string | undefined;
+}
+
+export function signInPage(p: SignInView): Html {
   return layout(
     'Sign in',
     html`<h1>Sign in</h1>
+${p.deviceCode === undefined ? undefined : html`<p>You are connecting the device that shows <strong>${p.deviceCode}</strong>.</p>`}
 <p class="muted">Sign in with one of your API keys to review what an application asks for.</p>
 ${p.error === undefined ? undefined : html`<p class="error" role="alert">${p.error}</p>`}
 <form method="post" action="/oauth/sign-in">
@@ -70,8 +79,8 @@ export interface ConsentView {
   /** The form that carries the decision, and the request's own fields to send back with it. */
   readonly action: string;
   readonly hidden: Readonly<Record<string, string>>;
-  /** The device flow fixes the duration the device asked for; the consent page lets the human shorten it. */
-  readonly durationEditable: boolean;
+  /** The device flow's user code (XXXX-XXXX): RFC 8628 §5.4 has the human check it is the one their device shows. */
+  readonly userCode?: string | undefined;
 }
 
 export function consentPage(v: ConsentView): Html {
@@ -85,12 +94,13 @@ export function consentPage(v: ConsentView): Html {
     html`<h1>${v.connectorName} wants to spend on your behalf</h1>
 ${v.verified ? html`<p class="muted">Verified connector.</p>` : html`<p class="warn"><strong>Unverified connector:</strong> the operator has not checked who runs it.</p>`}
 <p>${CONSENT_WORDING[t.consentType]}</p>
-<dl><dt>Access</dt><dd>${t.consentType}</dd><dt>Cap</dt><dd>${money(t.spendingLimitCents, t.currency)}</dd>
+<dl>${v.userCode === undefined ? undefined : html`<dt>Code</dt><dd>${v.userCode}</dd>`}<dt>Access</dt><dd>${t.consentType}</dd><dt>Cap</dt><dd>${money(t.spendingLimitCents, t.currency)}</dd>
 <dt>For</dt><dd>${duration(t.durationSecs)}</dd><dt>Answer goes to</dt><dd>${v.destination}</dd></dl>
+${v.userCode === undefined ? undefined : html`<p class="muted">Approve only if your device shows this code.</p>`}
 <form method="post" action="${v.action}">${hidden}<input type="hidden" name="csrf" value="${v.csrf}">
 <label for="cap">Cap (${t.currency.toUpperCase()}, at most ${decimal(t.spendingLimitCents)})</label>
 <input id="cap" name="cap" inputmode="decimal" value="${decimal(t.spendingLimitCents)}" required>
-${v.durationEditable ? html`<label for="duration">For</label><select id="duration" name="duration">${options}</select>` : undefined}
+<label for="duration">For</label><select id="duration" name="duration">${options}</select>
 <div class="actions"><button type="submit" name="decision" value="approve">Approve</button>
 <button type="submit" name="decision" value="deny">Deny</button></div></form>`,
     signOutForm(v.csrf, v.returnTo),

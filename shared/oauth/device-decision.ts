@@ -1,5 +1,6 @@
 // The human's side of the device flow, with their API key (the device page calls the same functions): look up
-// a user code to see what the device asks for, then approve (optionally lowering the cap) or deny. Every lookup
+// a user code to see what the device asks for, then approve (optionally lowering the cap or shortening the
+// duration) or deny. Every lookup
 // counts as a guess (guess-limit.ts). Approval creates the grant and its delegation and marks the request
 // approved in ONE transaction, by a conditional UPDATE (still pending, not expired): a code decides once.
 import { z } from 'zod';
@@ -11,7 +12,14 @@ import { toWire } from '../money.js';
 import { CURRENCIES } from '../spend/currency.js';
 import { line } from '../text.js';
 import { enabledClient } from './clients.js';
-import { ConsentCents, ConsentWallet, consentFunding, newGrant } from './consent.js';
+import {
+  ConsentCents,
+  ConsentDuration,
+  ConsentWallet,
+  MIN_DURATION_SECS,
+  consentFunding,
+  newGrant,
+} from './consent.js';
 import { asGuess } from './guess-limit.js';
 import { type DeviceCodeRow, decidePendingDeviceCode, findPendingByUserCode } from './store/device-codes.js';
 import { normalizeUserCode } from './user-code.js';
@@ -21,6 +29,7 @@ export const DeviceDecisionBody = ConsentWallet.extend({
   user_code: line(64),
   approve: z.boolean(),
   spending_limit_cents: ConsentCents.optional(),
+  duration_secs: ConsentDuration.optional(),
 });
 
 const invalidCode = () => new AppError('BCK.OAUTH.0020');
@@ -77,6 +86,14 @@ export async function decideDevice(
       },
     });
   }
+  const secs = decision.duration_secs ?? row.durationSecs;
+  // The body's schema bounds its own field; the device page's form sends any number, so both bounds are here.
+  if (secs > row.durationSecs || secs < MIN_DURATION_SECS) {
+    throw new AppError('BCK.HTTP.0400', {
+      details: `duration_secs may shorten the duration the device asked for, not lengthen it: from ${MIN_DURATION_SECS} to ${row.durationSecs}`,
+      params: { requested: row.durationSecs },
+    });
+  }
   const funding = decision.approve ? await consentFunding(ctx, userId, row.consentType, decision) : undefined;
   const now = ctx.now();
   const decided = await ctx.db.em().transactional(async (em) => {
@@ -88,7 +105,7 @@ export async function decideDevice(
         consentType: row.consentType,
         spendingLimitCents: limit,
         currency: currencyOf(row.currency),
-        durationSecs: row.durationSecs,
+        durationSecs: secs,
       },
       now,
       funding,

@@ -1,8 +1,8 @@
 // The device flow (RFC 8628), driven by openid-client as a connector without a browser would: device
 // authorization, the human's look-up and decision with their API key, polling. Then the refusals (pending,
-// slow_down enforced, denied, expired, replay), the per-user limit on wrong user codes (RFC 8628 §5.1) and the
-// races: one decision per code, one redemption per approval. The poll interval is 1 s here
-// (OAUTH_DEVICE_POLL_INTERVAL_SECS) so the suite does not wait 5 s per poll.
+// slow_down enforced, denied, expired, replay), the duration the human may shorten, the per-user limit on wrong
+// user codes (RFC 8628 §5.1) and the races: one decision per code, one redemption per approval. The poll interval
+// is 1 s here (OAUTH_DEVICE_POLL_INTERVAL_SECS) so the suite does not wait 5 s per poll.
 import * as client from 'openid-client';
 import { sha256Hex } from '../../shared/crypto/hashing.js';
 import { Delegation, OAuthDeviceCode, OAuthGrant } from '../../shared/db/entities/index.js';
@@ -185,6 +185,45 @@ forEachDb(
       });
       t.is(noKey.status, 401);
       t.is(((await noKey.json()) as { code: string }).code, 'BCK.OAUTH.0007');
+    });
+
+    test('the human may shorten the duration (duration_secs); a longer or malformed one is 400, nothing approved', async (t) => {
+      const s = stack();
+      const u = await s.user();
+      const c = await connector(s);
+      const a = await start(s, c.registration.clientId, { duration_secs: '7200' });
+      const row = () => s.ctx.db.em().findOneOrFail(OAuthDeviceCode, { deviceCodeHash: sha256Hex(a.device_code) });
+      for (const bad of [7201, 86_400, 30, 0, -60, 1.5, 'soon', '', null, true]) {
+        const r = await human(s, u.apiKey, '/oauth/device', {
+          user_code: a.user_code,
+          approve: true,
+          duration_secs: bad,
+        });
+        t.is(r.status, 400, JSON.stringify(bad));
+        t.is(r.body.code, 'BCK.HTTP.0400', JSON.stringify(bad));
+      }
+      t.is((await row()).status, 'pending');
+      t.is(await s.ctx.db.em().count(OAuthGrant, { userId: u.userId }), 0);
+      // A form's string as well as a JSON number; the cap is left as asked.
+      const decided = await human(s, u.apiKey, '/oauth/device', {
+        user_code: a.user_code,
+        approve: true,
+        duration_secs: '3600',
+      });
+      t.is(decided.status, 204);
+      t.is((await row()).status, 'approved');
+      const grant = await s.ctx.db.em().findOneOrFail(OAuthGrant, { userId: u.userId });
+      const d = await s.ctx.db.em().findOneOrFail(Delegation, { id: grant.delegationId });
+      t.is(Math.round((d.expiresAt.getTime() - d.createdAt.getTime()) / 1000), 3600);
+      t.is(d.spendingLimitCents, 1000n);
+      // The duration asked for, named as such, is allowed too.
+      const b = await start(s, c.registration.clientId, { duration_secs: '7200' });
+      const whole = await human(s, u.apiKey, '/oauth/device', {
+        user_code: b.user_code,
+        approve: true,
+        duration_secs: 7200,
+      });
+      t.is(whole.status, 204);
     });
 
     test('wrong user codes are limited per user: parallel guesses past the limit get 429 with Retry-After', async (t) => {

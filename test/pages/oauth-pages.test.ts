@@ -1,14 +1,15 @@
 // The consent and device pages in real headless Chromium (playwright-core with Debian's chromium): sign in,
 // approve, deny, lower the cap and the duration, a forged CSRF token and a cross-site form refused, the page
 // refusing to be framed, the session's sign-out and idle timeout, the cross-site arrival from a connector, and
-// the device page with a wrong then a right code. The connector's side is openid-client: it builds the
+// the device page: a wrong then a right code, a link whose code the sign-in page names and that leads to the
+// request, a shorter duration granted and a longer one refused. The connector's side is openid-client: it builds the
 // authorization URL and redeems the code the browser brings back.
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import test from 'ava';
 import * as client from 'openid-client';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { Delegation, OAuthGrant, OAuthPageSession } from '../../shared/db/entities/index.js';
+import { Delegation, OAuthDeviceCode, OAuthGrant, OAuthPageSession } from '../../shared/db/entities/index.js';
 import { type Connector, ISSUER, connector, pkce } from '../support/oauth.js';
 import { within } from '../support/bounded.js';
 import {
@@ -88,6 +89,14 @@ async function consentUrl(f: Fixture, challenge: string, extra: Record<string, s
   return url.href.replace(ISSUER, f.s.proxyUrl);
 }
 
+/** The device's tokens, once the human approved. */
+function deviceTokens(f: Fixture, started: client.DeviceAuthorizationResponse) {
+  return client.pollDeviceAuthorizationGrant(f.c.config, started, undefined, {
+    // Polling goes on until the code expires (minutes) if the approval never registered: bounded.
+    signal: AbortSignal.timeout(120_000),
+  });
+}
+
 async function signIn(page: Page, apiKey: string): Promise<void> {
   await page.getByLabel('API key').fill(apiKey);
   await page.getByRole('button', { name: 'Sign in' }).click();
@@ -120,6 +129,14 @@ forEachDb(
       const context = await newContext(browser);
       contexts.push(context);
       return { context, cb };
+    };
+    /** A human with no cookies yet on a new page, and a device flow the connector started asking for `terms`. */
+    const deviceFlow = async (terms: Record<string, string>) => {
+      const { context, cb } = await ready();
+      const f = await fixture(stack(), cb);
+      const u = await f.s.user();
+      const started = await client.initiateDeviceAuthorization(f.c.config, { scope: 'commerce', ...terms });
+      return { f, u, started, page: await newPage(context) };
     };
 
     reg('consent: sign in, see the terms, lower cap and duration, approve; the code redeems', async (t) => {
@@ -311,14 +328,7 @@ forEachDb(
     reg(
       'device page: a wrong code, then the right one, approved with a lower cap; the device gets its tokens',
       async (t) => {
-        const { context, cb } = await ready();
-        const f = await fixture(stack(), cb);
-        const u = await f.s.user();
-        const started = await client.initiateDeviceAuthorization(f.c.config, {
-          scope: 'commerce',
-          spending_limit_cents: '3000',
-        });
-        const page = await newPage(context);
+        const { f, u, started, page } = await deviceFlow({ spending_limit_cents: '3000' });
         await page.goto(`${f.s.proxyUrl}/device`);
         await signIn(page, u.apiKey);
         await page.getByLabel('Code').fill('BCDF-GHJK');
@@ -335,16 +345,97 @@ forEachDb(
         await page.getByLabel(/^Cap/).fill('20');
         await page.getByRole('button', { name: 'Approve' }).click();
         await page.getByRole('heading', { name: 'Device connected' }).waitFor();
-        const tokens = await client.pollDeviceAuthorizationGrant(f.c.config, started, undefined, {
-          // Polling goes on until the code expires (minutes) if the approval never registered: bounded.
-          signal: AbortSignal.timeout(120_000),
-        });
+        const tokens = await deviceTokens(f, started);
         t.is(tokens.scope, 'commerce');
         const grant = await f.s.ctx.db.em().findOneOrFail(OAuthGrant, { userId: u.userId });
         t.is((await f.s.ctx.db.em().findOneOrFail(Delegation, { id: grant.delegationId })).spendingLimitCents, 2000n);
-        // verification_uri_complete fills the code in.
+        // verification_uri_complete of the code now used: the entry form, the code filled in, saying why.
         await page.goto(started.verification_uri_complete?.replace(ISSUER, f.s.proxyUrl) ?? '');
         t.is(await page.getByLabel('Code').inputValue(), started.user_code);
+        t.regex(await page.locator('main').innerText(), /Invalid or expired user code/);
+        await closePage(page);
+      },
+    );
+
+    reg(
+      'device page: a link names its code at sign-in, then shows the request; a shorter duration is what is granted',
+      async (t) => {
+        const { f, u, started, page } = await deviceFlow({
+          spending_limit_cents: '3000',
+          duration_secs: String(2 * 86_400),
+        });
+        const code = started.user_code;
+        // The link as a human might type it (lower case, no dash): the page names the code as the device shows it.
+        const first = await page.goto(`${f.s.proxyUrl}/device?user_code=${code.replace('-', '').toLowerCase()}`);
+        t.is(first?.status(), 200);
+        t.regex(first?.headers()['content-security-policy'] ?? '', /default-src 'none'/);
+        t.regex(await page.locator('main').innerText(), new RegExp(`You are connecting the device that shows ${code}`));
+        await signIn(page, u.apiKey);
+        // Straight to the request, not the entry form.
+        await page.getByRole('heading', { name: 'Acme Agents wants to spend on your behalf' }).waitFor();
+        const text = await page.locator('main').innerText();
+        t.regex(text, new RegExp(`Code\\s+${code}`));
+        t.regex(text, /30\.00 USD/);
+        t.regex(text, /2 days/);
+        t.regex(text, /Pay merchants from your wallet/);
+        t.is(await page.getByLabel('For').inputValue(), String(2 * 86_400));
+        t.deepEqual(await page.locator('select[name="duration"] option').allTextContents(), [
+          '2 days',
+          '1 day',
+          '1 hour',
+        ]);
+        t.is(await page.locator('form[action="/device/decision"] input[name="csrf"]').count(), 1);
+
+        await page.getByLabel('For').selectOption(String(3600));
+        await page.getByRole('button', { name: 'Approve' }).click();
+        await page.getByRole('heading', { name: 'Device connected' }).waitFor();
+        const grant = await f.s.ctx.db.em().findOneOrFail(OAuthGrant, { userId: u.userId });
+        const d = await f.s.ctx.db.em().findOneOrFail(Delegation, { id: grant.delegationId });
+        t.is(Math.round((d.expiresAt.getTime() - d.createdAt.getTime()) / 1000), 3600);
+        t.is(d.spendingLimitCents, 3000n);
+        // The device's token carries that delegation.
+        const tokens = await deviceTokens(f, started);
+        const claims = JSON.parse(Buffer.from(tokens.access_token.split('.')[1] ?? '', 'base64url').toString()) as {
+          delegation_id?: string;
+        };
+        t.is(claims.delegation_id, grant.delegationId);
+        await closePage(page);
+      },
+    );
+
+    reg(
+      'device page: a link with an unknown code ends on the entry form with its error; a longer duration is 400',
+      async (t) => {
+        const { f, u, started, page } = await deviceFlow({ duration_secs: '3600' });
+        await page.goto(`${f.s.proxyUrl}/device?user_code=BCDF-GHJK`);
+        t.regex(await page.locator('main').innerText(), /You are connecting the device that shows BCDF-GHJK/);
+        const [landed] = await Promise.all([
+          page.waitForResponse((r) => r.url().includes('/device?user_code=') && r.request().method() === 'GET'),
+          signIn(page, u.apiKey),
+        ]);
+        t.is(landed.status(), 400);
+        await page.getByLabel('Code').waitFor();
+        t.is(await page.getByLabel('Code').inputValue(), 'BCDF-GHJK');
+        t.regex(await page.locator('main').innerText(), /Invalid or expired user code/);
+
+        // The right code asks for an hour: that is all the page offers, and a longer one sent by hand is refused.
+        await page.getByLabel('Code').fill(started.user_code);
+        await page.getByRole('button', { name: 'Continue' }).click();
+        await page.getByRole('heading', { name: 'Acme Agents wants to spend on your behalf' }).waitFor();
+        t.deepEqual(await page.locator('select[name="duration"] option').allTextContents(), ['1 hour']);
+        for (const forged of ['7200', 'soon']) {
+          await page.goto(`${f.s.proxyUrl}/device?user_code=${started.user_code}`);
+          await page.evaluate(`document.querySelector('select[name="duration"] option').value = '${forged}'`);
+          const [refused] = await Promise.all([
+            page.waitForResponse(/\/device\/decision$/),
+            page.getByRole('button', { name: 'Approve' }).click(),
+          ]);
+          t.is(refused.status(), 400, forged);
+          t.regex(await page.locator('main').innerText(), /BCK\.HTTP\.0400/, forged);
+        }
+        t.is(await f.s.ctx.db.em().count(OAuthGrant, { userId: u.userId }), 0);
+        const row = await f.s.ctx.db.em().findOneOrFail(OAuthDeviceCode, { clientId: f.c.registration.clientId });
+        t.like(row, { status: 'pending', userId: null });
         await closePage(page);
       },
     );
