@@ -52,13 +52,11 @@ export const PAGE_OPERATIONS: Operations = {
   'GET /device': {
     summary: 'Device page',
     description:
-      'Where the human types the code a device shows (`verification_uri` of a device authorization). With `user_code` (`verification_uri_complete`), the sign-in page names the code and the signed-in human sees the request it names, a look-up as `POST /device` makes.',
+      'Where the human types the code a device shows (`verification_uri` of a device authorization). With `user_code` (`verification_uri_complete`), the sign-in page names the code and the entry form has it filled in; only `POST /device` looks a code up.',
     tags: ['Pages'],
     request: { query: z.object({ user_code: line(64).optional() }) },
-    responses: {
-      200: html("The code entry page, the consent page for the code's request, or the sign-in page."),
-    },
-    codes: ['BCK.OAUTH.0020', 'BCK.OAUTH.0021'],
+    responses: { 200: html('The code entry page (or the sign-in page).') },
+    codes: [],
   },
   'POST /device': {
     summary: 'Device page: look up a code',

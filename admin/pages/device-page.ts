@@ -54,17 +54,17 @@ async function showDeviceRequest(
 }
 
 /**
- * GET /device: the code entry form, or the sign-in page. A link that carries the code as `user_code`
- * (`verification_uri_complete`, and the return from signing in) goes straight to the request it names.
+ * GET /device: the code entry form, or the sign-in page (which names the code a link carries). A link's code
+ * (`verification_uri_complete`, and the return from signing in) is filled in, never looked up: a look-up spends
+ * one of the user's guesses, and a GET can be sent by another site (the pages reload a cross-site navigation to
+ * carry the SameSite=Strict session), so only the form's POST, behind its CSRF token, spends one.
  */
 export const showDeviceEntry =
   ({ ctx }: AdminDeps): AdminHandler<undefined> =>
   async (c) => {
     const human = await signedIn(ctx, c);
     if (human === undefined) return;
-    const typed = queryLine(c.query.user_code) ?? '';
-    if (typed === '') return render(c, deviceEntryPage({ csrf: csrfTokenOf(human.token), userCode: '' }));
-    await showDeviceRequest(ctx, c, human, typed);
+    render(c, deviceEntryPage({ csrf: csrfTokenOf(human.token), userCode: queryLine(c.query.user_code) ?? '' }));
   };
 
 /** POST /device: the code's request as a consent page, or the entry form again saying why the code was refused. */

@@ -352,13 +352,12 @@ forEachDb(
         // verification_uri_complete of the code now used: the entry form, the code filled in, saying why.
         await page.goto(started.verification_uri_complete?.replace(ISSUER, f.s.proxyUrl) ?? '');
         t.is(await page.getByLabel('Code').inputValue(), started.user_code);
-        t.regex(await page.locator('main').innerText(), /Invalid or expired user code/);
         await closePage(page);
       },
     );
 
     reg(
-      'device page: a link names its code at sign-in, then shows the request; a shorter duration is what is granted',
+      'device page: a link names its code at sign-in and fills it in; the request offers the durations; a shorter one is what is granted',
       async (t) => {
         const { f, u, started, page } = await deviceFlow({
           spending_limit_cents: '3000',
@@ -371,7 +370,9 @@ forEachDb(
         t.regex(first?.headers()['content-security-policy'] ?? '', /default-src 'none'/);
         t.regex(await page.locator('main').innerText(), new RegExp(`You are connecting the device that shows ${code}`));
         await signIn(page, u.apiKey);
-        // Straight to the request, not the entry form.
+        // Signed in: the code is filled in; Continue (the form's POST) looks it up.
+        t.is(await page.getByLabel('Code').inputValue(), code);
+        await page.getByRole('button', { name: 'Continue' }).click();
         await page.getByRole('heading', { name: 'Acme Agents wants to spend on your behalf' }).waitFor();
         const text = await page.locator('main').innerText();
         t.regex(text, new RegExp(`Code\\s+${code}`));
@@ -404,18 +405,18 @@ forEachDb(
     );
 
     reg(
-      'device page: a link with an unknown code ends on the entry form with its error; a longer duration is 400',
+      'device page: a link with an unknown code is refused at Continue with its error; a longer duration is 400',
       async (t) => {
         const { f, u, started, page } = await deviceFlow({ duration_secs: '3600' });
         await page.goto(`${f.s.proxyUrl}/device?user_code=BCDF-GHJK`);
         t.regex(await page.locator('main').innerText(), /You are connecting the device that shows BCDF-GHJK/);
-        const [landed] = await Promise.all([
-          page.waitForResponse((r) => r.url().includes('/device?user_code=') && r.request().method() === 'GET'),
-          signIn(page, u.apiKey),
-        ]);
-        t.is(landed.status(), 400);
-        await page.getByLabel('Code').waitFor();
+        await signIn(page, u.apiKey);
         t.is(await page.getByLabel('Code').inputValue(), 'BCDF-GHJK');
+        const [refusedCode] = await Promise.all([
+          page.waitForResponse(/\/device$/),
+          page.getByRole('button', { name: 'Continue' }).click(),
+        ]);
+        t.is(refusedCode.status(), 400);
         t.regex(await page.locator('main').innerText(), /Invalid or expired user code/);
 
         // The right code asks for an hour: that is all the page offers, and a longer one sent by hand is refused.
@@ -425,6 +426,8 @@ forEachDb(
         t.deepEqual(await page.locator('select[name="duration"] option').allTextContents(), ['1 hour']);
         for (const forged of ['7200', 'soon']) {
           await page.goto(`${f.s.proxyUrl}/device?user_code=${started.user_code}`);
+          await page.getByRole('button', { name: 'Continue' }).click();
+          await page.getByRole('heading', { name: 'Acme Agents wants to spend on your behalf' }).waitFor();
           await page.evaluate(`document.querySelector('select[name="duration"] option').value = '${forged}'`);
           const [refused] = await Promise.all([
             page.waitForResponse(/\/device\/decision$/),
