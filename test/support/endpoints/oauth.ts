@@ -62,7 +62,7 @@ export const OAUTH_ENDPOINTS: Readonly<Record<string, EndpointCase>> = {
   'POST /oauth/device': {
     sample: async (f) => {
       const { userCode } = await deviceRequest(f);
-      const body = { user_code: userCode, approve: true, spending_limit_cents: '500' };
+      const body = { user_code: userCode, approve: true, spending_limit_cents: '500', duration_secs: '3600' };
       return { as: 'subscriber', apiKey: (await f.stack.user()).apiKey, body };
     },
   },

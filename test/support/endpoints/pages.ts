@@ -81,7 +81,7 @@ export const PAGES_ENDPOINTS: Readonly<Record<string, EndpointCase>> = {
       return {
         as: 'subscriber',
         headers: { cookie },
-        body: { csrf, user_code: userCode, decision: 'approve', cap: '1.00' },
+        body: { csrf, user_code: userCode, decision: 'approve', cap: '1.00', duration: '3600' },
       };
     },
     kinds: PAGE_KINDS,
