@@ -64,7 +64,9 @@ export const showDeviceEntry =
   async (c) => {
     const human = await signedIn(ctx, c);
     if (human === undefined) return;
-    render(c, deviceEntryPage({ csrf: csrfTokenOf(human.token), userCode: queryLine(c.query.user_code) ?? '' }));
+    const typed = queryLine(c.query.user_code) ?? '';
+    // Filled in as the device shows it (upper case, with its dash) when it is a code at all.
+    render(c, deviceEntryPage({ csrf: csrfTokenOf(human.token), userCode: shownUserCode(typed) ?? typed }));
   };
 
 /** POST /device: the code's request as a consent page, or the entry form again saying why the code was refused. */
