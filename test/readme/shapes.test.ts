@@ -66,6 +66,8 @@ test('blocks: the literal origins become the test ports, and only those', (t) =>
     'curl http://127.0.0.1:5001/x http://127.0.0.1:5002/y 127.0.0.1:5003 http://127.0.0.1:30010 localhost:3001',
   );
   t.deepEqual(assignedVariables('A=1\n  export B_2="x"\nlower=1\nC+=1\necho D=1\nA=2\n  E=$(x)'), ['A', 'B_2', 'E']);
+  // A prefix assignment sets the variable for its command only; a trailing comment is not a command.
+  t.deepEqual(assignedVariables('F=true npm run -s cli -- x\nG=1   # why\nH=$(date) x'), ['G', 'H']);
 });
 
 test('blocks: commands that would change the checkout, start a service or run the tests are named, not run', (t) => {

@@ -103,6 +103,15 @@ async function stop(p: Launched | undefined): Promise<void> {
 }
 
 /**
+ * The reader's shell: the service's environment (DATA_DIR, so the CLI opens the same database) without the switch
+ * the README sets only on the service, so a CLI command that needs it must say so as the README shows it.
+ */
+const shellEnv = (env: Record<string, string>): Record<string, string> => ({
+  ...env,
+  ROUTER_ALLOW_PRIVATE_TARGETS: '',
+});
+
+/**
  * The environment of a fresh machine, shared by the service, the demo merchants and the shell (so `npm run -s cli`
  * in a block reaches the same DATA_DIR and generated secrets key as the service).
  */
@@ -173,7 +182,7 @@ if (readmeError !== undefined) {
     await waitFor('"demo merchants ready" on its output', started, () =>
       started.lines.some((l) => l.includes('demo merchants ready')),
     );
-    shell = new Shell(ROOT, env);
+    shell = new Shell(ROOT, shellEnv(env));
   });
 
   test.after.always(async () => {
@@ -187,7 +196,7 @@ if (readmeError !== undefined) {
       if (shell === undefined || origins === undefined) return t.fail('the service and the shell did not start');
       if (!shell.alive) {
         await shell.close();
-        shell = new Shell(ROOT, env);
+        shell = new Shell(ROOT, shellEnv(env));
         t.log('a new shell session: the previous one ended, so the variables of earlier blocks are gone');
       }
       const text = localize(block.text, origins);

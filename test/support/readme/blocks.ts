@@ -71,10 +71,14 @@ export function localize(text: string, origins: Origins): string {
     .replace(/127\.0\.0\.1:3000(?!\d)/g, `127.0.0.1:${origins.admin}`);
 }
 
-/** The variables a block assigns at the start of a line (`NAME=...`, `export NAME=...`), in order, once each. */
+/**
+ * The variables a block assigns at the start of a line (`NAME=...`, `export NAME=...`), in order, once each. A
+ * plain word followed by a command (`NAME=true npm run ...`) sets the variable for that command only: not counted.
+ */
 export function assignedVariables(text: string): string[] {
   const names: string[] = [];
   for (const line of text.split('\n')) {
+    if (/^\s*[A-Z][A-Z0-9_]*=[^\s$'"(`]*\s+[^\s#]/.test(line)) continue;
     const name = /^\s*(?:export\s+)?([A-Z][A-Z0-9_]*)=/.exec(line)?.[1];
     if (name !== undefined && !names.includes(name)) names.push(name);
   }
