@@ -5,20 +5,24 @@ import type { Logger } from '../../shared/log.js';
 import type { ChainClient } from '../../shared/settlement/chain/client.js';
 import { chainJob } from './chain.js';
 import { checkpointJobs } from './checkpointer.js';
+import { failedLegReleaseJob } from './failed-leg-release.js';
 import { feeSweepJob } from './fee-sweep.js';
 import { idempotencyPurgeJob } from './idempotency-purge.js';
 import type { Job } from './job.js';
 import { oauthPurgeJob } from './oauth-purge.js';
 import { type StopPeriodic, startPeriodic } from './periodic.js';
 
-/** Every job of the admin process; the chain's only with the rpc backend (the chain decides what was paid). */
+/**
+ * Every job of the admin process: the chain's only with the rpc backend (the chain decides what was paid), the
+ * failed payments' release only with the ledger (where no chain can tell whether an authorization was used).
+ */
 export function adminJobs(ctx: ServiceContext, log: Logger, chain: ChainClient | undefined): Job[] {
   return [
     ...checkpointJobs(ctx.db, log),
     feeSweepJob(ctx, log),
     idempotencyPurgeJob(ctx, log),
     oauthPurgeJob(ctx, log),
-    ...(chain === undefined ? [] : [chainJob(ctx, chain, log)]),
+    ...(chain === undefined ? [failedLegReleaseJob(ctx, log)] : [chainJob(ctx, chain, log)]),
   ];
 }
 

@@ -257,6 +257,47 @@ export async function staleFeeLegs(
   }));
 }
 
+/** A Failed x402 payment whose authorization has expired (it was signed before `signedBefore`), for the ledger's release. */
+export interface ExpiredFailure {
+  readonly id: string;
+  readonly delegationId: string;
+  readonly userId: string;
+  readonly capChargedCents: bigint;
+  readonly feeCents: bigint;
+  readonly feeStatus: (typeof FEE_STATUSES)[number];
+}
+
+/**
+ * Up to `max` Failed x402 payments signed before `signedBefore`, oldest first. Only x402: its validBefore is at
+ * most ROUTER_MAX_AUTH_TTL_SECS after signing (steps/sign.ts), so the caller knows when it has expired; an MPP
+ * authorization lives until its challenge's own `expires`, which is not kept.
+ */
+export async function expiredFailures(ctx: ServiceContext, signedBefore: Date, max: number): Promise<ExpiredFailure[]> {
+  const rows = await reader(ctx).all(
+    `select id, delegation_id, user_id, cast(cap_charged_cents as text) as cap_charged_cents,
+            cast(fee_cents as text) as fee_cents, fee_status from router_payment
+     where status = 'Failed' and protocol = 'x402' and created_at < ? order by created_at limit ${Number(max)}`,
+    [signedBefore],
+  );
+  return rows.map((r) => ({
+    id: text(r.id),
+    delegationId: text(r.delegation_id),
+    userId: text(r.user_id),
+    capChargedCents: int64(r.cap_charged_cents),
+    feeCents: int64(r.fee_cents),
+    feeStatus: oneOf(FEE_STATUSES, r.fee_status),
+  }));
+}
+
+/** Failed -> Expired, once: false when another process (or an earlier run) moved it first. */
+export async function expireFailedIn(tx: SqlTx, paymentId: string, now: Date): Promise<boolean> {
+  const n = await tx.run(
+    "update router_payment set status = 'Expired', updated_at = ? where id = ? and status = 'Failed'",
+    [now, paymentId],
+  );
+  return n === 1;
+}
+
 /**
  * The chain saw the payment's authorization used: Settled with the chain's transaction, which replaces whatever a
  * merchant's receipt claimed; from Failed too (the merchant refused the call but collected the authorization

@@ -131,6 +131,37 @@ export async function applyMovements(tx: SqlTx, movements: readonly Movement[], 
   return txId;
 }
 
+/**
+ * Gives a router payment's merchant leg back to the buyer, inside the caller's transaction: the reverse of the
+ * `router` movement the ledger made when the router signed (shared/settlement/backend.ts), as kind
+ * `router_refund`. The payee's debit is conditional like every other: a payee that has spent it (a payroute wallet)
+ * throws InsufficientFunds and the caller's transaction rolls back. Resolves false when the payment moved nothing.
+ */
+export async function refundMerchantLegIn(tx: SqlTx, paymentId: string, now: Date): Promise<boolean> {
+  const rows = await tx.all(
+    `select address, asset, cast(delta as text) as delta from token_ledger where reference = ? and kind = 'router'`,
+    [paymentId],
+  );
+  const from = rows.find((r) => fromColumn(r.delta) < 0n);
+  const to = rows.find((r) => fromColumn(r.delta) > 0n);
+  if (from === undefined || to === undefined) return false;
+  await applyMovements(
+    tx,
+    [
+      {
+        from: String(to.address),
+        to: String(from.address),
+        asset: String(from.asset),
+        amount: fromColumn(to.delta),
+        kind: 'router_refund',
+        reference: paymentId,
+      },
+    ],
+    now,
+  );
+  return true;
+}
+
 export async function faucet(
   ctx: ServiceContext,
   address: string,
