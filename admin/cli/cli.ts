@@ -15,7 +15,7 @@ import { PositiveAmount, toWire } from '../../shared/money.js';
 import { createClient, disableClient, listClients, updateClient } from '../../shared/oauth/clients.js';
 import { SecretsKeyMismatch } from '../../shared/secrets/key-check.js';
 import { RotationRefused, rotateSecrets } from '../../shared/secrets/rotate.js';
-import { addCatalogEntry, listCatalog } from '../../shared/router/catalog.js';
+import { addCatalogEntry, listCatalog, updateCatalogEntry } from '../../shared/catalog/entries.js';
 import { faucet } from '../../shared/settlement/token-ledger.js';
 import { operatorWalletReport, walletBalances } from '../../shared/settlement/wallet-report.js';
 import { type CommandName, USAGE, helpFor } from './usage.js';
@@ -45,6 +45,20 @@ function clientFields(o: Options) {
     verified: bool(o.verified),
     accountLevel: bool(o['account-level']),
     allowedConsentTypes: listOption(o['consent-types']),
+  };
+}
+
+const str = (v: OptionValue): string | undefined => (typeof v === 'string' ? v : undefined);
+
+/** The catalog entry's fields as options give them (absent options stay absent; an empty one clears). */
+function catalogFields(o: Options) {
+  return {
+    url: str(o.url),
+    name: str(o.name),
+    description: str(o.description),
+    category: str(o.category),
+    protocol: str(o.protocol),
+    priceHint: str(o['price-hint']),
   };
 }
 
@@ -92,13 +106,14 @@ async function rotate(ctx: ServiceContext, opts: Options): Promise<object> {
 const OWN_KEY_CHECK: ReadonlySet<string> = new Set(['secrets rotate']);
 
 /** Commands that take one word after their name: the client id. */
-const ARGS: Record<string, number> = { 'oauth-clients update': 1, 'oauth-clients disable': 1 };
+const ARGS: Record<string, number> = { 'oauth-clients update': 1, 'oauth-clients disable': 1, 'catalog update': 1 };
 
 const commands: Record<CommandName, Handler> = {
   'users create': (ctx, o) => createUser(ctx, need(o, 'email')),
   'keys create': (ctx, o) => createApiKey(ctx, need(o, 'user')),
   'keys revoke': (ctx, o) => revokeApiKey(ctx, need(o, 'key-id')),
-  'catalog add': (ctx, o) => addCatalogEntry(ctx, need(o, 'slug'), need(o, 'url')),
+  'catalog add': (ctx, o) => addCatalogEntry(ctx, need(o, 'slug'), { ...catalogFields(o), url: need(o, 'url') }),
+  'catalog update': (ctx, o, [slug]) => updateCatalogEntry(ctx, slug ?? '', catalogFields(o)),
   'catalog list': (ctx) => listCatalog(ctx),
   'oauth-clients create': (ctx, o) => {
     const f = clientFields(o);
@@ -155,6 +170,10 @@ const OPTIONS = {
   slug: { type: 'string' },
   url: { type: 'string' },
   name: { type: 'string' },
+  description: { type: 'string' },
+  category: { type: 'string' },
+  protocol: { type: 'string' },
+  'price-hint': { type: 'string' },
   'redirect-uri': { type: 'string', multiple: true },
   verified: { type: 'boolean' },
   'account-level': { type: 'boolean' },

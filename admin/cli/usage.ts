@@ -40,14 +40,22 @@ export const COMMAND_HELP = {
     summary: 'The operator wallet. Prints { address, backend, network } (with rpc also gasWei, its balance).',
   },
   'catalog add': {
-    synopsis: 'catalog add --slug SLUG --url UPSTREAM_BASE_URL',
+    synopsis:
+      'catalog add --slug SLUG --url UPSTREAM_BASE_URL [--name N] [--description D] [--category C]\n' +
+      '            [--protocol x402|mpp] [--price-hint H]',
     summary:
       "Sets the router's upstream for a slug (callers send the slug and never see the URL, which must pass the\n" +
-      'SSRF policy). Prints { slug, url }.',
+      'SSRF policy), and what agents read to choose it; a field not given is cleared. Prints the entry:\n' +
+      '{ slug, name, description, category, protocol, priceHint, url, createdAt, updatedAt }.',
+  },
+  'catalog update': {
+    synopsis:
+      'catalog update SLUG [--url U] [--name N] [--description D] [--category C] [--protocol P] [--price-hint H]',
+    summary: 'Changes the fields given (an empty value, --category=, clears one). Prints the entry.',
   },
   'catalog list': {
     synopsis: 'catalog list',
-    summary: 'Prints { entries: [{ slug, url, createdAt }] }.',
+    summary: 'Prints { entries: [entry] }, each with its upstream url.',
   },
   'oauth-clients create': {
     synopsis:

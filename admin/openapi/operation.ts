@@ -17,6 +17,7 @@ export const TAGS = {
   x402: "x402 delegated permissions: tokens an agent verifies and settles against the subscriber's credits.",
   Organizations: 'Organizations: members, groups, wallets, cards, budgets and the activity log.',
   Router: "The payment router (served by the proxy process): pays merchants' 402s from a delegation.",
+  Catalog: 'The catalog of services the router can call by slug: public, never showing an upstream.',
 } as const;
 
 export type Tag = keyof typeof TAGS;

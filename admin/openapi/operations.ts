@@ -1,6 +1,7 @@
 // The operation registry: what the API description says of every route of both processes, keyed as the route
 // tables spell them (`METHOD template`). One module per area; a key in two of them is a mistake, refused here.
 import type { Operations } from './operation.js';
+import { CATALOG_OPERATIONS } from './catalog.js';
 import { CREDITS_OPERATIONS } from './credits.js';
 import { DELEGATION_OPERATIONS } from './delegations.js';
 import { OAUTH_OPERATIONS } from './oauth.js';
@@ -33,4 +34,5 @@ export const OPERATIONS: Operations = merged(
   X402_OPERATIONS,
   ORGANIZATION_OPERATIONS,
   ROUTER_OPERATIONS,
+  CATALOG_OPERATIONS,
 );

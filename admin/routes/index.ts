@@ -8,6 +8,7 @@ import type { AdminState } from '../http/state.js';
 import { unmatched } from '../middleware/unmatched.js';
 import { accessRoutes } from './access-tokens.js';
 import { agentsRoutes } from './agents.js';
+import { catalogDocumentRoute, catalogRoutes } from './catalog.js';
 import { creditsRoutes } from './credits.js';
 import { delegationsRoutes } from './delegations.js';
 import { oauthRoutes } from './oauth.js';
@@ -33,6 +34,7 @@ export function adminRoutes(deps: AdminDeps): AdminRoute[] {
       ctx.body = answer.body;
     }),
     ...wellKnownRoutes(deps),
+    catalogDocumentRoute(deps),
     ...oauthRoutes(deps),
     ...pageRoutes(deps),
     ...underPrefix(API_PREFIX, [
@@ -46,6 +48,7 @@ export function adminRoutes(deps: AdminDeps): AdminRoute[] {
       ...orgMembersRoutes(deps),
       ...orgWalletsRoutes(deps),
       ...orgBudgetsRoutes(deps),
+      ...catalogRoutes(deps),
     ]),
     // The API description lists this very table.
     ...openApiRoutes(deps, () => routes),

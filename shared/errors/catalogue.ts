@@ -226,6 +226,8 @@ export const catalogue = {
     "The transaction did not use this payment's authorization",
     "Report the transaction whose AuthorizationUsed event names this payment's payer and nonce on the payment's token.",
   ),
+  // Catalog
+  'BCK.CATALOG.0001': entry(404, 'not_found', 'Service not found', 'Search the catalog: GET /api/v1/catalog/services.'),
 
   // The chain (SETTLEMENT_BACKEND=rpc)
   'BCK.CHAIN.0001': entry(

@@ -1,43 +1,11 @@
-// Slug catalog: `slug` names an upstream base URL the caller never sees; `path` is appended
-// segment by segment and may not climb out of the base (interface Errors rule 2).
-import { z } from 'zod';
+// Slug resolution for the router: `slug` names a catalog entry's upstream base URL the caller never sees; `path` is
+// appended segment by segment and may not climb out of the base (interface Errors rule 2). The catalog itself (its
+// entries and their public listing) is shared/catalog/.
+import { Slug } from '../catalog/requests.js';
 import type { ServiceContext } from '../context.js';
 import { CatalogEntry } from '../db/entities/index.js';
 import { AppError } from '../errors/app-error.js';
-import { type Failed, type Refused, parseTargetUrl } from '../upstream/index.js';
-
-export const Slug = z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'must be 1-63 lowercase letters, digits or dashes');
-
-const UpstreamBase = z
-  .url({ protocol: /^https?$/ })
-  .max(2048)
-  .refine(
-    (u) => !/@/.test(new URL(u).host) && new URL(u).username === '' && new URL(u).password === '',
-    'must not carry credentials',
-  );
-
-export async function addCatalogEntry(ctx: ServiceContext, slugInput: string, urlInput: string) {
-  const slug = Slug.safeParse(slugInput);
-  if (!slug.success)
-    throw new AppError('BCK.HTTP.0400', { details: `--slug ${slug.error.issues[0]?.message ?? 'is invalid'}` });
-  const url = UpstreamBase.safeParse(urlInput);
-  if (!url.success)
-    throw new AppError('BCK.HTTP.0400', { details: '--url must be an absolute http(s) URL without credentials' });
-  // The proxy would refuse a private or internal base at every call (and name it in the refusal): refuse it here,
-  // under the same policy (ROUTER_ALLOW_PRIVATE_TARGETS), where only the operator sees the reason.
-  const policy = parseTargetUrl(url.data, { allowPrivate: ctx.config.ROUTER_ALLOW_PRIVATE_TARGETS });
-  if (!policy.ok)
-    throw new AppError('BCK.HTTP.0400', { details: `--url is refused by the outbound policy: ${policy.reason}` });
-  const base = new URL(url.data);
-  base.hash = '';
-  await ctx.db.em().upsert(CatalogEntry, { slug: slug.data, upstreamUrl: base.toString(), createdAt: ctx.now() });
-  return { slug: slug.data, url: base.toString() };
-}
-
-export async function listCatalog(ctx: ServiceContext) {
-  const rows = await ctx.db.em().find(CatalogEntry, {}, { orderBy: { slug: 'asc' } });
-  return { entries: rows.map((r) => ({ slug: r.slug, url: r.upstreamUrl, createdAt: r.createdAt.toISOString() })) };
-}
+import type { Failed, Refused } from '../upstream/index.js';
 
 const hasControlChar = (s: string): boolean => [...s].some((c) => c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f);
 

@@ -104,7 +104,7 @@ const OAUTH_ROUTES: Readonly<Record<string, readonly string[]>> = {
 };
 
 forEachDb(({ stack, test }) => {
-  test('every route of both processes declares its access; only health, discovery, the connector OAuth endpoints, the pages and the API reference are public', async (t) => {
+  test('every route of both processes declares its access; only health, discovery, the catalog, the connector OAuth endpoints, the pages and the API reference are public', async (t) => {
     const routes = await declaredRoutes(stack().ctx);
     t.true(routes.filter((r) => r.process === 'admin').length >= 30, 'the admin table is enumerated');
     t.true(routes.filter((r) => r.process === 'proxy').length >= 7, 'the proxy table is enumerated');
@@ -117,6 +117,7 @@ forEachDb(({ stack, test }) => {
         'admin GET /.well-known/oauth-authorization-server',
         'admin GET /.well-known/oauth-protected-resource',
         'admin GET /.well-known/oauth-protected-resource/api/v1',
+        'admin GET /.well-known/agent-services-catalog.json',
         'admin POST /oauth/token',
         'admin POST /oauth/device_authorization',
         'admin POST /oauth/revoke',
@@ -127,6 +128,9 @@ forEachDb(({ stack, test }) => {
         'admin GET /device',
         'admin POST /device',
         'admin POST /device/decision',
+        'admin GET /api/v1/catalog/services',
+        'admin GET /api/v1/catalog/services/:slug',
+        'admin GET /api/v1/catalog/categories',
         'admin GET /api/v1/openapi.json',
         'admin GET /docs',
         'admin GET /docs/rapidoc-min.js',

@@ -7,7 +7,7 @@ import test from 'ava';
 import { decodeJwt } from 'jose';
 import { getAddress } from 'viem';
 import { RouterPayment } from '../../shared/db/entities/index.js';
-import { addCatalogEntry } from '../../shared/router/catalog.js';
+import { addCatalogEntry } from '../../shared/catalog/entries.js';
 import { MERCHANT_MPP, MERCHANT_V1, MERCHANT_V2 } from '../support/merchants/fixtures.js';
 import { forEachDb } from '../support/matrix.js';
 import { type GrantToken, codeGrant, connector, deviceGrant, expiredAndForged, bindingOf } from '../support/oauth.js';
@@ -394,7 +394,7 @@ forEachDb(({ stack, test }) => {
     const s = stack();
     const u = await fundedUser();
     const g = await codeGrant(s, u);
-    await addCatalogEntry(s.ctx, 'commerce-counter', counter.url);
+    await addCatalogEntry(s.ctx, 'commerce-counter', { url: counter.url });
     const keyDelegation = await createDelegation(u, 1000);
     const cases: [string, Record<string, unknown>, string][] = [
       ['url and slug', { url: counter.url, slug: 'commerce-counter' }, 'body.url: exactly one of url and slug'],

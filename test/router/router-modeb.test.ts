@@ -2,7 +2,7 @@
 // official-library merchants (test/support/merchants/), on SQLite and PostgreSQL. Each paid call is checked
 // against the record, the delegation's cap, its transaction rows and the internal token ledger.
 import { getAddress } from 'viem';
-import { addCatalogEntry } from '../../shared/router/catalog.js';
+import { addCatalogEntry } from '../../shared/catalog/entries.js';
 import { MERCHANT_MPP, MERCHANT_V1, MERCHANT_V2 } from '../support/merchants/fixtures.js';
 import { type X402V2Merchant, startX402V2Merchant } from '../support/merchants/x402-v2.js';
 import { startMppxHeaderMerchant } from '../support/merchants/mppx-header.js';
@@ -498,7 +498,7 @@ forEachDb(({ stack, test }) => {
 
   test('validation: url+slug, neither, unsafe slug paths -> 400 BCK.ROUTER.0001', async (t) => {
     const { u, delegationId } = await paidUser();
-    await addCatalogEntry(stack().ctx, 'safe-v2', m.v2.url);
+    await addCatalogEntry(stack().ctx, 'safe-v2', { url: m.v2.url });
     const both = await u.api.post('/router/route', { requestId: rid(), delegationId, url: m.v2.url, slug: 'safe-v2' });
     t.is(both.status, 400);
     t.is(both.body.code, 'BCK.ROUTER.0001');
@@ -537,7 +537,7 @@ forEachDb(({ stack, test }) => {
 
   test('slug from the catalog resolves server-side and never shows the upstream', async (t) => {
     const { u, delegationId } = await paidUser();
-    await addCatalogEntry(stack().ctx, 'weather-v2', m.v2.url);
+    await addCatalogEntry(stack().ctx, 'weather-v2', { url: m.v2.url });
     const r = await u.api.post('/router/route', { requestId: rid(), delegationId, slug: 'weather-v2', path: '/paid' });
     t.is(r.status, 200, r.text);
     t.true(r.body.paid);
@@ -556,7 +556,7 @@ forEachDb(({ stack, test }) => {
     });
     const closedUrl = `${closed.url}/secret-api`;
     await closed.close();
-    await addCatalogEntry(stack().ctx, 'gone-v1', closedUrl);
+    await addCatalogEntry(stack().ctx, 'gone-v1', { url: closedUrl });
     const gone = await u.api.post('/router/route', { requestId: rid(), delegationId, slug: 'gone-v1', path: '/x' });
     t.is(gone.status, 502, gone.text);
     t.is(gone.body.code, 'BCK.HTTP.0502');
@@ -567,10 +567,10 @@ forEachDb(({ stack, test }) => {
   });
 
   test('catalog add refuses a base the outbound policy refuses (metadata address), whatever ROUTER_ALLOW_PRIVATE_TARGETS', async (t) => {
-    await t.throwsAsync(addCatalogEntry(stack().ctx, 'meta', 'http://169.254.169.254/latest/'), {
+    await t.throwsAsync(addCatalogEntry(stack().ctx, 'meta', { url: 'http://169.254.169.254/latest/' }), {
       message: /outbound policy/,
     });
-    await t.throwsAsync(addCatalogEntry(stack().ctx, 'meta2', 'http://[fd00:ec2::254]/'), {
+    await t.throwsAsync(addCatalogEntry(stack().ctx, 'meta2', { url: 'http://[fd00:ec2::254]/' }), {
       message: /outbound policy/,
     });
   });

@@ -86,13 +86,19 @@ export const RouterPayment = defineEntity({
   },
 });
 
-/** Slug catalog: `slug` -> an upstream base URL the caller never sees. */
+/** The catalog: `slug` -> an upstream base URL the caller never sees, and what an agent reads to choose it. */
 export const CatalogEntry = defineEntity({
   name: 'CatalogEntry',
   tableName: 'catalog_entry',
   properties: {
     slug: p.string().primary(),
     upstreamUrl: p.text(),
+    name: p.string().nullable(),
+    description: p.text().nullable(),
+    category: p.string().nullable(),
+    protocol: p.string().nullable(),
+    priceHint: p.string().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
+    updatedAt: p.datetime().nullable(),
   },
 });

@@ -33,6 +33,7 @@ import { ORG_WALLETS_ENDPOINTS } from './org-wallets.js';
 import { PAGES_ENDPOINTS } from './pages.js';
 import { REGISTRY_ENDPOINTS } from './registry.js';
 import { ROUTER_ENDPOINTS, offer } from './router.js';
+import { CATALOG_ENDPOINTS } from './catalog.js';
 import { X402_ENDPOINTS } from './x402.js';
 
 export type FieldKind = 'line' | 'text' | 'id' | 'opaque';
@@ -101,6 +102,7 @@ export const ENDPOINTS: Readonly<Record<string, EndpointCase>> = {
   ...DELEGATIONS_ENDPOINTS,
   ...X402_ENDPOINTS,
   ...ROUTER_ENDPOINTS,
+  ...CATALOG_ENDPOINTS,
   // Organizations: each sample makes its own organization (the seller its Admin).
   ...ORG_MEMBERS_ENDPOINTS,
   ...ORG_WALLETS_ENDPOINTS,

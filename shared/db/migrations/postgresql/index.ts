@@ -17,6 +17,7 @@ import { Migration20261124110000_chain_settlement } from './Migration20261124110
 import { Migration20261124120000_chain_orders } from './Migration20261124120000_chain_orders.js';
 import { Migration20261127100000_oauth_disable_and_device_rate } from './Migration20261127100000_oauth_disable_and_device_rate.js';
 import { Migration20261127110000_secrets_key_check } from './Migration20261127110000_secrets_key_check.js';
+import { Migration20261127120000_catalog_metadata } from './Migration20261127120000_catalog_metadata.js';
 
 export const postgresqlMigrations: MigrationObject[] = [
   { name: 'Migration20261121233749_initial', class: Migration20261121233749_initial },
@@ -41,4 +42,5 @@ export const postgresqlMigrations: MigrationObject[] = [
     class: Migration20261127100000_oauth_disable_and_device_rate,
   },
   { name: 'Migration20261127110000_secrets_key_check', class: Migration20261127110000_secrets_key_check },
+  { name: 'Migration20261127120000_catalog_metadata', class: Migration20261127120000_catalog_metadata },
 ];
