@@ -132,7 +132,10 @@ export async function startStack(
     OAUTH_DEVICE_AUTH_LIMIT_PER_CLIENT: '1000000',
     ...extraEnv,
   };
-  const config = loadConfig(env);
+  // The test's own context (its assertions' reads, its fixtures) waits up to 30 s for a PostgreSQL connection, not the
+  // servers' 5 s: a file's tests run at once and share its pool, and on a loaded 2-core machine a wait past 5 s is
+  // the machine, not the service. The processes keep their own setting (the 503 it bounds is tested there).
+  const config = loadConfig({ ...env, DATABASE_CONNECT_TIMEOUT_MS: env.DATABASE_CONNECT_TIMEOUT_MS ?? '30000' });
   const ctx = await createContext(config, createLogger({ LOG_LEVEL: 'warn' }, 'test'), { migrate: true });
   if (opts.processDatabaseUrl !== undefined) env.DATABASE_URL = opts.processDatabaseUrl(db.url);
   const children: ChildProcess[] = [];
