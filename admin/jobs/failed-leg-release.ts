@@ -7,6 +7,7 @@
 // charge of that leg is given back to the delegation (and its group budget), in one transaction made once by the
 // conditional Failed -> Expired move, whichever admin process runs it.
 import type { ServiceContext } from '../../shared/context.js';
+import type { SqlTx } from '../../shared/db/sql.js';
 import type { Logger } from '../../shared/log.js';
 import { giveBackCapIn } from '../../shared/router/cap-give-back.js';
 import {
@@ -28,25 +29,33 @@ export interface FailedRelease {
   kept: string[];
 }
 
-/** Releases up to `max` Failed x402 payments signed before `signedBefore` (their authorizations have expired). */
+/**
+ * Releases the Failed x402 payments signed before `signedBefore` (their authorizations have expired), in pages of
+ * `page`. It pages on past the ones it keeps (a payee that spent the leg), so they never hold back the others.
+ */
 export async function releaseExpiredFailures(
   ctx: ServiceContext,
   signedBefore: Date,
-  max = 100,
+  page = 100,
 ): Promise<FailedRelease> {
   const result: FailedRelease = { released: 0, kept: [] };
-  for (const p of await expiredFailures(ctx, signedBefore, max)) {
-    try {
-      if (await ctx.db.sql.transaction((tx) => releaseIn(tx, p, ctx.now()))) result.released += 1;
-    } catch (err) {
-      if (!(err instanceof InsufficientFunds)) throw err;
-      result.kept.push(p.id);
+  let after = '';
+  for (;;) {
+    const failures = await expiredFailures(ctx, signedBefore, page, after);
+    for (const p of failures) {
+      try {
+        if (await ctx.db.sql.transaction((tx) => releaseIn(tx, p, ctx.now()))) result.released += 1;
+      } catch (err) {
+        if (!(err instanceof InsufficientFunds)) throw err;
+        result.kept.push(p.id);
+      }
     }
+    if (failures.length < page) return result;
+    after = failures[failures.length - 1]?.id ?? after;
   }
-  return result;
 }
 
-async function releaseIn(tx: Parameters<typeof expireFailedIn>[0], p: ExpiredFailure, now: Date): Promise<boolean> {
+async function releaseIn(tx: SqlTx, p: ExpiredFailure, now: Date): Promise<boolean> {
   if (!(await expireFailedIn(tx, p.id, now))) return false;
   await refundMerchantLegIn(tx, p.id, now);
   // A Failed payment's fee leg was released when its answer was recorded (its cap share given back then); one still

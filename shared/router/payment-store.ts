@@ -268,16 +268,22 @@ export interface ExpiredFailure {
 }
 
 /**
- * Up to `max` Failed x402 payments signed before `signedBefore`, oldest first. Only x402: its validBefore is at
+ * Up to `max` Failed x402 payments signed before `signedBefore`, after `afterId` in id order (UUIDv7: oldest first),
+ * so a caller can page past the ones it could not release. Only x402: its validBefore is at
  * most ROUTER_MAX_AUTH_TTL_SECS after signing (steps/sign.ts), so the caller knows when it has expired; an MPP
  * authorization lives until its challenge's own `expires`, which is not kept.
  */
-export async function expiredFailures(ctx: ServiceContext, signedBefore: Date, max: number): Promise<ExpiredFailure[]> {
+export async function expiredFailures(
+  ctx: ServiceContext,
+  signedBefore: Date,
+  max: number,
+  afterId = '',
+): Promise<ExpiredFailure[]> {
   const rows = await reader(ctx).all(
     `select id, delegation_id, user_id, cast(cap_charged_cents as text) as cap_charged_cents,
             cast(fee_cents as text) as fee_cents, fee_status from router_payment
-     where status = 'Failed' and protocol = 'x402' and created_at < ? order by created_at limit ${Number(max)}`,
-    [signedBefore],
+     where status = 'Failed' and protocol = 'x402' and created_at < ? and id > ? order by id limit ${Number(max)}`,
+    [signedBefore, afterId],
   );
   return rows.map((r) => ({
     id: text(r.id),

@@ -1,7 +1,6 @@
 // What the catalog endpoints answer (shared/catalog/services.ts): services as agents see them, never the upstream.
 import { z } from 'zod';
-import type { PublicService } from '../../../shared/catalog/services.js';
-import type { catalogDocument, listCategories } from '../../../shared/catalog/services.js';
+import type { PublicService, catalogDocument, listCategories } from '../../../shared/catalog/services.js';
 import { CatalogProtocol } from '../../../shared/catalog/requests.js';
 import { type Fits, named, pageOf } from './common.js';
 
