@@ -167,6 +167,7 @@ export async function decide(
       clientId: req.client.clientId,
       redirectUri: req.redirectUri,
       codeChallenge: req.codeChallenge,
+      audience: 'api',
       expiresAt: new Date(now.getTime() + CODE_TTL_SECS * 1000),
       createdAt: now,
     });

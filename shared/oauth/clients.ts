@@ -110,6 +110,8 @@ export async function createClient(ctx: ServiceContext, input: unknown): Promise
       redirectUris: JSON.stringify(parsed.data.redirectUris),
       verified: parsed.data.verified,
       accountLevel: parsed.data.accountLevel,
+      registration: 'operator',
+      metadataExpiresAt: null,
       allowedConsentTypes: JSON.stringify(parsed.data.allowedConsentTypes),
     },
     ctx.now(),

@@ -78,6 +78,7 @@ export async function startDeviceAuthorization(
           userCodeHash: sha256Hex(userCode),
           clientId: client.clientId,
           consentType: scope,
+          audience: 'api',
           spendingLimitCents: req.spending_limit_cents ?? DEFAULT_DEVICE_CENTS,
           currency: req.currency,
           durationSecs: req.duration_secs ?? DEFAULT_DEVICE_DURATION_SECS,

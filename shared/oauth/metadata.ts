@@ -8,16 +8,31 @@
 // types are not scopes a client may list and request freely (RFC 8414 §2 makes the field optional).
 import type { Config } from '../../config/index.js';
 import { NETWORKS } from '../assets.js';
+import { TOKEN_AUDIENCES, type TokenAudience } from '../db/entities/index.js';
 
-/** The API's resource identifier (RFC 9728 §1.2), the `aud` of the access tokens. */
-export const resourceOf = (config: Pick<Config, 'publicUrl'>): string => `${config.publicUrl}/api/v1`;
+/** Where each protected resource is, below {host_url}. */
+const RESOURCE_PATHS: Readonly<Record<TokenAudience, string>> = { api: '/api/v1', mcp: '/mcp' };
 
-/** Where the protected-resource metadata is served. */
-export const resourceMetadataUrl = (publicUrl: string): string => `${publicUrl}/.well-known/oauth-protected-resource`;
+/**
+ * A resource's identifier (RFC 9728 §1.2, RFC 8707 §2), the `aud` of the access tokens issued for it: the API
+ * (`{host_url}/api/v1`, the default) or the MCP endpoint (`{host_url}/mcp`).
+ */
+export const resourceOf = (config: Pick<Config, 'publicUrl'>, audience: TokenAudience = 'api'): string =>
+  `${config.publicUrl}${RESOURCE_PATHS[audience]}`;
 
-/** The challenge of a 401 from the API (RFC 6750 §3, `resource_metadata` of RFC 9728 §5.1). */
-export const bearerChallenge = (publicUrl: string): string =>
-  `Bearer resource_metadata="${resourceMetadataUrl(publicUrl)}"`;
+/** The audience a `resource` parameter names (RFC 8707 §2), or undefined for one this service does not serve. */
+export function audienceOf(config: Pick<Config, 'publicUrl'>, resource: string): TokenAudience | undefined {
+  return TOKEN_AUDIENCES.find((a) => resourceOf(config, a) === resource);
+}
+
+/** Where a resource's protected-resource metadata is served (RFC 9728 §3.1: the well-known path, then the
+ *  resource's own path, so the API's is the bare well-known URL and /mcp's ends in /mcp). */
+export const resourceMetadataUrl = (publicUrl: string, audience: TokenAudience = 'api'): string =>
+  `${publicUrl}/.well-known/oauth-protected-resource${audience === 'mcp' ? '/mcp' : ''}`;
+
+/** The challenge of a 401 (RFC 6750 §3, `resource_metadata` of RFC 9728 §5.1). */
+export const bearerChallenge = (publicUrl: string, audience: TokenAudience = 'api'): string =>
+  `Bearer resource_metadata="${resourceMetadataUrl(publicUrl, audience)}"`;
 
 export const DEVICE_CODE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
 
@@ -61,9 +76,12 @@ export interface ProtectedResourceMetadata {
   readonly bearer_methods_supported: readonly string[];
 }
 
-export function protectedResourceMetadata(config: Pick<Config, 'publicUrl'>): ProtectedResourceMetadata {
+export function protectedResourceMetadata(
+  config: Pick<Config, 'publicUrl'>,
+  audience: TokenAudience = 'api',
+): ProtectedResourceMetadata {
   return {
-    resource: resourceOf(config),
+    resource: resourceOf(config, audience),
     authorization_servers: [config.publicUrl],
     // RFC 6750 §2.1 only: a token in a query string or form body ends up in logs.
     bearer_methods_supported: ['header'],

@@ -44,6 +44,7 @@ export function newRefreshToken(em: Em, grant: LiveGrant, now: Date): string {
     tokenHash: sha256Hex(token),
     grantId: grant.id,
     clientId: grant.clientId,
+    audience: 'api',
     expiresAt: grant.expiresAt,
     createdAt: now,
   });

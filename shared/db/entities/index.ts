@@ -3,6 +3,7 @@ import { ChainBalance, ChainOrder, ChainReservation } from './chain.js';
 import { Delegation, DelegationTransaction } from './delegations.js';
 import { IdempotencyKey } from './idempotency.js';
 import {
+  McpSession,
   OAuthClient,
   OAuthCode,
   OAuthDeviceCode,
@@ -79,6 +80,7 @@ export const entities = [
   OAuthDeviceRate,
   OAuthUserCodeAttempts,
   OAuthPageSession,
+  McpSession,
   Organization,
   OrgMembership,
   OrgGroup,

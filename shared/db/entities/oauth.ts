@@ -6,6 +6,21 @@ export const CONSENT_TYPES = ['commerce', 'account_access'] as const;
 export type ConsentType = (typeof CONSENT_TYPES)[number];
 
 /**
+ * The protected resources an access token may be for (RFC 8707 resource indicators), by name: `api` is
+ * `{host_url}/api/v1` (every API route), `mcp` is `{host_url}/mcp` (the MCP endpoint). A token is accepted only by
+ * the resource it names in `aud`; the URLs follow from configuration (shared/oauth/metadata.ts).
+ */
+export const TOKEN_AUDIENCES = ['api', 'mcp'] as const;
+export type TokenAudience = (typeof TOKEN_AUDIENCES)[number];
+
+/**
+ * How a client came to be known: registered by the operator (CLI), registered by itself (RFC 7591 dynamic
+ * registration), or named by the URL of its Client ID Metadata Document. Only the operator's may be verified.
+ */
+export const CLIENT_REGISTRATIONS = ['operator', 'dynamic', 'metadata_document'] as const;
+export type ClientRegistration = (typeof CLIENT_REGISTRATIONS)[number];
+
+/**
  * A pre-registered public OAuth client: a connector (an agent framework, an MCP client) that asks users for
  * capped consent. Public means no secret: PKCE binds each code to the client instance that asked for it. The
  * operator registers clients with the CLI (`oauth-clients create`). `redirectUris` and `allowedConsentTypes` are
@@ -27,6 +42,9 @@ export const OAuthClient = defineEntity({
     allowedConsentTypes: p.text(),
     /** Set when disabled: the client is then unknown to every OAuth endpoint. */
     disabledAt: p.datetime().nullable(),
+    registration: p.enum(CLIENT_REGISTRATIONS).default('operator'),
+    /** A metadata-document client: when its document (fetched from its client_id URL) must be fetched again. */
+    metadataExpiresAt: p.datetime().nullable(),
     createdAt: p.datetime(),
     updatedAt: p.datetime(),
   },
@@ -88,6 +106,8 @@ export const OAuthCode = defineEntity({
     codeChallenge: p.string(),
     expiresAt: p.datetime(),
     consumedAt: p.datetime().nullable(),
+    /** The resource the tokens redeemed with it are for (RFC 8707). */
+    audience: p.enum(TOKEN_AUDIENCES).default('api'),
     createdAt: p.datetime(),
   },
 });
@@ -107,6 +127,8 @@ export const OAuthRefreshToken = defineEntity({
     expiresAt: p.datetime(),
     rotatedAt: p.datetime().nullable(),
     revokedAt: p.datetime().nullable(),
+    /** The resource the tokens redeemed with it are for (RFC 8707). */
+    audience: p.enum(TOKEN_AUDIENCES).default('api'),
     createdAt: p.datetime(),
   },
 });
@@ -139,6 +161,8 @@ export const OAuthDeviceCode = defineEntity({
     intervalSecs: p.integer(),
     lastPolledAt: p.datetime().nullable(),
     expiresAt: p.datetime(),
+    /** The resource the tokens redeemed with it are for (RFC 8707). */
+    audience: p.enum(TOKEN_AUDIENCES).default('api'),
     createdAt: p.datetime(),
   },
 });
@@ -182,6 +206,25 @@ export const OAuthPageSession = defineEntity({
     userId: p.string(),
     lastSeenAt: p.datetime(),
     expiresAt: p.datetime(),
+    createdAt: p.datetime(),
+  },
+});
+
+/**
+ * An MCP session (the Streamable HTTP transport's `Mcp-Session-Id`): the id is random, the row holds its SHA-256,
+ * bound to the grant whose token opened it. Nothing else of a session lives in a process, so any proxy process
+ * serves any session, and one that restarts loses none; DELETE ends it for all of them.
+ */
+export const McpSession = defineEntity({
+  name: 'McpSession',
+  tableName: 'mcp_session',
+  indexes: [{ properties: ['grantId'] }],
+  properties: {
+    sessionHash: p.string().primary(),
+    grantId: p.string(),
+    /** The protocol version negotiated by the initialize request that opened it. */
+    protocolVersion: p.string(),
+    endedAt: p.datetime().nullable(),
     createdAt: p.datetime(),
   },
 });
