@@ -87,6 +87,14 @@ export const ConfigSchema = z
     /** The fixed window of both device authorization limits, in seconds (1 to 86400). Default 600, a device code's
      *  lifetime: the limits then bound the codes alive at once. */
     OAUTH_DEVICE_AUTH_WINDOW_SECS: whole.pipe(z.number().int().min(1).max(86_400)).default(600),
+    /** RFC 7591 dynamic client registration (POST /oauth/register): anyone may register a public, unverified,
+     *  commerce-only client, as an MCP host does on its first connection. `true` or `false`; default true in sandbox,
+     *  false in live (where the operator registers connectors with the CLI, or a host names its Client ID Metadata
+     *  Document). Off: /oauth/register is 404 and the discovery document has no registration_endpoint. */
+    OAUTH_DYNAMIC_REGISTRATION: z.enum(['true', 'false']).optional(),
+    /** Dynamic registrations one client address may make per 600-second window (an IPv6 address counts by its /64);
+     *  past it, 429 with Retry-After and nothing stored. 20 to 100; default 20. */
+    OAUTH_REGISTRATION_LIMIT_PER_ADDRESS: whole.pipe(z.number().int().min(20).max(100)).default(20),
     /** Reverse proxies (TLS terminators, balancers) in front of the payroute proxy that append the client address to
      *  X-Forwarded-For: the client address is then that header's entry this many from the right. Default 0: the
      *  client address is the proxy's TCP peer and any X-Forwarded-For a client sends is ignored. Set it to the exact
@@ -264,6 +272,8 @@ export type Config = RawConfig & {
   webAppUrl: string;
   dataDir: string;
   database: { kind: 'sqlite'; path: string } | { kind: 'postgresql'; url: string };
+  /** OAUTH_DYNAMIC_REGISTRATION, or its environment's default (sandbox: on, live: off). */
+  oauthDynamicRegistration: boolean;
   /** SETTLEMENT_BACKEND, or its environment's default. */
   settlement: { backend: 'ledger' } | { backend: 'rpc'; rpcUrl: string };
 };
@@ -312,6 +322,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir,
     database,
     settlement,
+    oauthDynamicRegistration:
+      (c.OAUTH_DYNAMIC_REGISTRATION ?? (c.ENVIRONMENT === 'sandbox' ? 'true' : 'false')) === 'true',
     adminUrl: c.ADMIN_URL ?? `http://${urlHost(c.HOST)}:${c.ADMIN_PORT}`,
     publicUrl,
     webAppUrl: c.WEB_APP_URL?.replace(/\/$/, '') ?? publicUrl,

@@ -9,6 +9,7 @@ import { AuthorizationCodeBody } from '../../shared/oauth/grant-authorization-co
 import { DeviceCodeBody } from '../../shared/oauth/grant-device-code.js';
 import { RefreshTokenBody } from '../../shared/oauth/grant-refresh-token.js';
 import { DEVICE_CODE_GRANT } from '../../shared/oauth/metadata.js';
+import { RegistrationBody } from '../../shared/oauth/registration.js';
 import { RevocationBody } from '../../shared/oauth/revocation.js';
 import { type Operations, empty, json } from './operation.js';
 import { OAuthError } from './responses/common.js';
@@ -16,6 +17,7 @@ import {
   AuthorizationApproved,
   AuthorizationDenied,
   BindingPage,
+  ClientRegistration,
   ConnectDetails,
   DeviceAuthorization,
   DeviceDetails,
@@ -24,14 +26,24 @@ import {
 import { PageQuery } from '../http/pagination.js';
 import { BindingParams, ConnectDetailsBody } from '../routes/oauth.js';
 
+/** RFC 8707 §2: the resource the tokens are for; absent: the API. */
+const Resource = z.object({
+  resource: z
+    .string()
+    .optional()
+    .describe(
+      'The resource the tokens are for (RFC 8707), once: `{host_url}/api/v1` (the default) or `{host_url}/mcp`; anything else is `invalid_target`.',
+    ),
+});
+
 /** The authorization request (RFC 6749 §4.1.1 with PKCE), and what the human decides about it. */
-export const AuthorizationRequest = AuthorizationClientFields.extend(AuthorizationTerms.shape);
+export const AuthorizationRequest = AuthorizationClientFields.extend(AuthorizationTerms.shape).extend(Resource.shape);
 
 /** One body per grant type (RFC 6749 §4.1.3, §6; RFC 8628 §3.4), each parsed by its grant's own schema. */
 const TokenRequest = z.discriminatedUnion('grant_type', [
-  AuthorizationCodeBody.extend({ grant_type: z.literal('authorization_code') }),
-  RefreshTokenBody.extend({ grant_type: z.literal('refresh_token') }),
-  DeviceCodeBody.extend({ grant_type: z.literal(DEVICE_CODE_GRANT) }),
+  AuthorizationCodeBody.extend({ grant_type: z.literal('authorization_code') }).extend(Resource.shape),
+  RefreshTokenBody.extend({ grant_type: z.literal('refresh_token') }).extend(Resource.shape),
+  DeviceCodeBody.extend({ grant_type: z.literal(DEVICE_CODE_GRANT) }).extend(Resource.shape),
 ]);
 
 const CLIENT_ID = 'c1f0e2d4-0000-4000-8000-000000000001';
@@ -74,6 +86,7 @@ export const OAUTH_OPERATIONS: Operations = {
       'BCK.OAUTH.0017',
       'BCK.OAUTH.0018',
       'BCK.OAUTH.0025',
+      'BCK.OAUTH.0040',
       'BCK.ORG.0003',
       'BCK.ORG.0005',
     ],
@@ -117,7 +130,7 @@ export const OAUTH_OPERATIONS: Operations = {
   'POST /oauth/token': {
     summary: 'Token endpoint',
     description:
-      'Redeems an authorization code (with its PKCE verifier), a refresh token (single use: a used one presented again revokes the grant) or a device code (RFC 8628: `authorization_pending` and `slow_down` while the human has not decided). Public clients: `client_id`, no secret. Errors are RFC 6749 §5.2 bodies.',
+      "Redeems an authorization code (with its PKCE verifier), a refresh token (single use: a used one presented again revokes the grant) or a device code (RFC 8628: `authorization_pending` and `slow_down` while the human has not decided). Public clients: `client_id`, no secret. The access token's `aud` is the resource the grant was authorized for (RFC 8707): a `resource` here may repeat it, another one is `invalid_target`. Errors are RFC 6749 §5.2 bodies.",
     tags: ['OAuth'],
     request: {
       body: TokenRequest,
@@ -135,9 +148,12 @@ export const OAUTH_OPERATIONS: Operations = {
   'POST /oauth/device_authorization': {
     summary: 'Start a device authorization',
     description:
-      'RFC 8628 §3.1: the connector gets a device code to poll with and a user code the human types at `verification_uri`. Terms default to 10.00 for a day. Limited per client address (an IPv6 address by its /64) and per client in fixed windows (`OAUTH_DEVICE_AUTH_LIMIT_PER_ADDRESS`, `OAUTH_DEVICE_AUTH_LIMIT_PER_CLIENT`, `OAUTH_DEVICE_AUTH_WINDOW_SECS`), across every process: past either, 429 and nothing is stored.',
+      'RFC 8628 §3.1: the connector gets a device code to poll with and a user code the human types at `verification_uri`. `scope` defaults to `commerce`, the terms to 10.00 USD for a day; `resource` (RFC 8707) names the API (default) or the MCP endpoint (commerce only). Limited per client address (an IPv6 address by its /64) and per client in fixed windows (`OAUTH_DEVICE_AUTH_LIMIT_PER_ADDRESS`, `OAUTH_DEVICE_AUTH_LIMIT_PER_CLIENT`, `OAUTH_DEVICE_AUTH_WINDOW_SECS`), across every process: past either, 429 and nothing is stored.',
     tags: ['OAuth'],
-    request: { body: DeviceAuthorizationBody, example: { client_id: CLIENT_ID, scope: 'commerce' } },
+    request: {
+      body: DeviceAuthorizationBody.extend(Resource.shape),
+      example: { client_id: CLIENT_ID, scope: 'commerce' },
+    },
     responses: {
       200: json('The codes.', DeviceAuthorization),
       429: {
@@ -166,5 +182,34 @@ export const OAUTH_OPERATIONS: Operations = {
     request: { body: RevocationBody, example: { token: 'the-refresh-token', token_type_hint: 'refresh_token' } },
     responses: { 200: empty('Revoked (or nothing to revoke).') },
     codes: [],
+  },
+  'POST /oauth/register': {
+    summary: 'Register a client (dynamic registration)',
+    description:
+      "RFC 7591: registers a public client (`token_endpoint_auth_method` absent or `none`), unverified and limited to commerce consent, as an MCP host does on its first connection. `redirect_uris` (https, or http to a loopback host) and `client_name` are required. Errors are RFC 7591 §3.2.2 bodies (`invalid_redirect_uri`, `invalid_client_metadata`). Limited per client address (an IPv6 address by its /64) to `OAUTH_REGISTRATION_LIMIT_PER_ADDRESS` per 600 s: past it, 429 and nothing is stored. 404 when `OAUTH_DYNAMIC_REGISTRATION` is off (live's default).",
+    tags: ['OAuth'],
+    request: {
+      body: RegistrationBody,
+      example: { client_name: 'My MCP host', redirect_uris: ['https://host.example/oauth/callback'] },
+    },
+    responses: {
+      201: json('The client as registered (RFC 7591 §3.2.1).', ClientRegistration),
+      429: {
+        description:
+          'Too many registrations from this address in the current window: `temporarily_unavailable`; retry after `Retry-After` seconds.',
+        content: [
+          {
+            type: 'application/json',
+            schema: OAuthError,
+            example: {
+              error: 'temporarily_unavailable',
+              error_description: 'too many registrations from this address: try again in 412 seconds',
+            },
+          },
+        ],
+        headers: { 'retry-after': 'Seconds until the window that refused the request is over.' },
+      },
+    },
+    codes: ['BCK.HTTP.0404'],
   },
 };

@@ -73,4 +73,9 @@ export const SERVICE_OPERATIONS: Operations = {
     ProtectedResource,
     'The same document, at the location RFC 9728 §3.1 derives for the resource `{host_url}/api/v1`.',
   ),
+  'GET /.well-known/oauth-protected-resource/mcp': document(
+    'OAuth protected resource metadata of the MCP endpoint',
+    ProtectedResource,
+    'The MCP endpoint `{host_url}/mcp` as an OAuth protected resource (RFC 9728 §3.1 location): its tokens are asked for with `resource={host_url}/mcp` (RFC 8707).',
+  ),
 };

@@ -15,6 +15,7 @@ import {
   decide,
   redirectWith,
 } from '../../shared/oauth/authorize.js';
+import { publisherOf } from '../../shared/oauth/client-metadata-document.js';
 import { csrfTokenOf } from '../../shared/oauth/page-session.js';
 import type { AdminDeps } from '../deps.js';
 import type { AdminHandler, AdminRouterContext } from '../http/route.js';
@@ -27,6 +28,8 @@ import { consentPage } from './views.js';
 /** The OAuth error a refused authorization request is reported to the connector as (RFC 6749 §4.1.2.1). */
 function oauthErrorOf(err: AppError): string {
   if (err.code === 'BCK.OAUTH.0025') return 'unauthorized_client';
+  // RFC 8707 §2: a resource this service does not serve.
+  if (err.code === 'BCK.OAUTH.0040') return 'invalid_target';
   if (err.code === 'BCK.OAUTH.0018' && 'scope' in err.params) return 'invalid_scope';
   return 'invalid_request';
 }
@@ -53,6 +56,7 @@ function showConsent(c: AdminRouterContext, token: string, req: AuthorizationReq
       returnTo: c.originalUrl,
       connectorName: req.client.name,
       verified: req.client.verified,
+      publisher: publisherOf(req.client.clientId),
       terms: req.terms,
       destination: dest.shown,
       action: '/oauth/consent',

@@ -39,6 +39,7 @@ async function showDeviceRequest(
         returnTo: '/device',
         connectorName: d.connectorName,
         verified: d.verified,
+        publisher: d.publisher,
         terms,
         destination: 'the device that showed you the code',
         action: '/device/decision',

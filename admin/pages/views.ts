@@ -73,6 +73,8 @@ export interface ConsentView {
   readonly returnTo: string;
   readonly connectorName: string;
   readonly verified: boolean;
+  /** The host publishing the client's metadata document, when the client is named by one. */
+  readonly publisher?: string | undefined;
   readonly terms: Terms;
   /** Where the answer goes: the redirect URI's host (or scheme, for an app's private-use scheme). */
   readonly destination: string;
@@ -93,6 +95,7 @@ export function consentPage(v: ConsentView): Html {
     'Approve access',
     html`<h1>${v.connectorName} wants to spend on your behalf</h1>
 ${v.verified ? html`<p class="muted">Verified connector.</p>` : html`<p class="warn"><strong>Unverified connector:</strong> the operator has not checked who runs it.</p>`}
+${v.publisher === undefined ? undefined : html`<p class="warn">It describes itself at <strong>${v.publisher}</strong>: approve only if you expect a connector from there.</p>`}
 <p>${CONSENT_WORDING[t.consentType]}</p>
 <dl>${v.userCode === undefined ? undefined : html`<dt>Code</dt><dd>${v.userCode}</dd>`}<dt>Access</dt><dd>${t.consentType}</dd><dt>Cap</dt><dd>${money(t.spendingLimitCents, t.currency)}</dd>
 <dt>For</dt><dd>${duration(t.durationSecs)}</dd><dt>Answer goes to</dt><dd>${v.destination}</dd></dl>

@@ -1,9 +1,11 @@
 // OAuth endpoints at {host_url} (no /api/v1): parse -> call shared/oauth -> map.
 //   - The consent flow's JSON endpoints, for the signed-in human (their API key; 401 BCK.OAUTH.0007 without one),
 //     speak the BCK error envelope: connect details, authorize, device details and decision, bindings.
-//   - The connector's endpoints speak RFC 6749 / 8628 / 7009 (admin/http/oauth-protocol.ts): token, device
-//     authorization, revocation. They are public: a public client has no secret; PKCE and the codes prove it.
+//   - The connector's endpoints speak RFC 6749 / 8628 / 7009 / 7591 (admin/http/oauth-protocol.ts): token, device
+//     authorization, revocation, dynamic registration. They are public: a public client has no secret; PKCE and
+//     the codes prove it.
 import { z } from 'zod';
+import { AppError } from '../../shared/errors/app-error.js';
 import { HUMAN_API_KEY, PUBLIC } from '../../shared/auth/route-callers.js';
 import { listBindings, revokeBinding } from '../../shared/oauth/bindings.js';
 import { connectDetails } from '../../shared/oauth/clients.js';
@@ -15,6 +17,7 @@ import {
 } from '../../shared/oauth/device-decision.js';
 import { startDeviceAuthorization } from '../../shared/oauth/device-authorization.js';
 import { authorize } from '../../shared/oauth/authorize.js';
+import { registerClient } from '../../shared/oauth/registration.js';
 import { revokeToken } from '../../shared/oauth/revocation.js';
 import { tokenRequest } from '../../shared/oauth/token-endpoint.js';
 import { line } from '../../shared/text.js';
@@ -82,6 +85,19 @@ export function oauthRoutes({ ctx, signer }: AdminDeps): AdminRoute[] {
         noStore(c);
         c.status = 200;
         c.body = '';
+      }),
+    ),
+    speaking(
+      OAUTH_PROTOCOL,
+      post('/oauth/register', PUBLIC, async (c) => {
+        // Off (OAUTH_DYNAMIC_REGISTRATION=false, live's default): as if there were no such route.
+        if (!ctx.config.oauthDynamicRegistration) {
+          throw new AppError('BCK.HTTP.0404', { details: `no route for ${c.method} ${c.path}` });
+        }
+        const registered = await registerClient(ctx, c.request.body, requestAddress(c, ctx.box));
+        noStore(c);
+        c.status = 201;
+        c.body = registered;
       }),
     ),
   ];

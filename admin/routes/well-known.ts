@@ -6,7 +6,8 @@ import { type AdminRoute, get } from '../http/route.js';
 /**
  * Discovery, open to anyone: the service's public signing keys, which verify the tokens it issues, and the OAuth
  * metadata documents. The protected-resource document is also served at its RFC 9728 §3.1 location for the
- * resource `{host_url}/api/v1` (the well-known name inserted before the resource's path).
+ * resource `{host_url}/api/v1` (the well-known name inserted before the resource's path), and the MCP endpoint's
+ * (`{host_url}/mcp`, RFC 8707 audience `mcp`) at its own (the proxy forwards it here, as every path it does not own).
  */
 export function wellKnownRoutes({ ctx, signer }: AdminDeps): AdminRoute[] {
   const config = ctx.config;
@@ -25,5 +26,6 @@ export function wellKnownRoutes({ ctx, signer }: AdminDeps): AdminRoute[] {
     document('/.well-known/oauth-authorization-server', authorizationServerMetadata(config)),
     document('/.well-known/oauth-protected-resource', resourceMetadata),
     document('/.well-known/oauth-protected-resource/api/v1', resourceMetadata),
+    document('/.well-known/oauth-protected-resource/mcp', protectedResourceMetadata(config, 'mcp')),
   ];
 }

@@ -321,6 +321,12 @@ export const catalogue = {
     'This route needs an OAuth commerce credential',
     "Call it with an access token of the user's commerce grant: ask the user for commerce consent (authorization code or device flow); an API key or an account_access token cannot pay through it.",
   ),
+  'BCK.OAUTH.0040': entry(
+    400,
+    'validation',
+    'Unknown resource',
+    'resource (RFC 8707) must be, exactly and once, {host_url}/api/v1 (the default) or {host_url}/mcp.',
+  ),
 
   // Organizations: another organization's objects are not found (404), never forbidden, so an id tells an
   // outsider nothing; a Member who tries to manage is 403.

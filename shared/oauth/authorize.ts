@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import type { ServiceContext } from '../context.js';
 import { randomToken, sha256Hex } from '../crypto/hashing.js';
-import { CONSENT_TYPES } from '../db/entities/index.js';
+import { CONSENT_TYPES, type TokenAudience } from '../db/entities/index.js';
 import { AppError } from '../errors/app-error.js';
 import { line } from '../text.js';
 import { type ClientView, enabledClient } from './clients.js';
@@ -17,10 +17,15 @@ import {
   ConsentDuration,
   type ConsentTerms,
   ConsentWallet,
+  DEFAULT_CONSENT_CENTS,
+  DEFAULT_CONSENT_CURRENCY,
+  DEFAULT_CONSENT_DURATION_SECS,
+  DEFAULT_CONSENT_TYPE,
   consentFunding,
   newGrant,
 } from './consent.js';
 import { CodeChallenge } from './pkce.js';
+import { requestedAudience, scopeRefusedAt } from './resource.js';
 import { addCode } from './store/codes.js';
 
 /** RFC 6749 §4.1.2 recommends a short life; ten minutes is the maximum. Sixty seconds is enough for a redirect. */
@@ -37,6 +42,7 @@ export const AUTHORIZATION_FIELDS = [
   'spending_limit_cents',
   'currency',
   'duration_secs',
+  'resource',
 ] as const;
 
 const Target = z.object({ client_id: line(200).min(1), redirect_uri: line(2000).min(1) });
@@ -46,10 +52,12 @@ const Terms = z.object({
   // RFC 7636 §4.3 makes `plain` the default when the method is absent: absent is refused as plain is.
   code_challenge_method: z.literal('S256', 'must be S256'),
   state: line(1000).optional(),
-  scope: z.enum(CONSENT_TYPES, `must be one of ${CONSENT_TYPES.join(', ')}`),
-  spending_limit_cents: ConsentCents,
-  currency: ConsentCurrency,
-  duration_secs: ConsentDuration,
+  // Absent: commerce on the default terms (consent.ts), which the human sees and may lower: a client that knows
+  // nothing of caps (an MCP host) can still ask.
+  scope: z.enum(CONSENT_TYPES, `must be one of ${CONSENT_TYPES.join(', ')}`).default(DEFAULT_CONSENT_TYPE),
+  spending_limit_cents: ConsentCents.optional(),
+  currency: ConsentCurrency.default(DEFAULT_CONSENT_CURRENCY),
+  duration_secs: ConsentDuration.optional(),
 });
 
 /** An authorization request whose client and redirect URI are good: errors from here on may be redirected. */
@@ -62,6 +70,8 @@ export interface AuthorizationRequest extends AuthorizationTarget {
   readonly codeChallenge: string;
   readonly state: string | undefined;
   readonly terms: ConsentTerms;
+  /** The resource the tokens are for (RFC 8707): the API unless the request named the MCP endpoint. */
+  readonly audience: TokenAudience;
 }
 
 const issuesOf = (e: z.ZodError) =>
@@ -91,11 +101,15 @@ export async function authorizationTarget(ctx: ServiceContext, raw: unknown): Pr
 }
 
 /**
- * The whole request, checked: BCK.OAUTH.0018 for PKCE, a consent type the client may not ask for, or terms out
- * of range; 403 BCK.OAUTH.0025 for account-level access by a client that is not verified and account-level.
+ * The whole request, checked: BCK.OAUTH.0040 for a `resource` this service does not serve (RFC 8707 §2);
+ * BCK.OAUTH.0018 for PKCE, a consent type the client (or the resource) may not ask for, or terms out of range;
+ * 403 BCK.OAUTH.0025 for account-level access by a client that is not verified and account-level.
  */
 export async function authorizationRequest(ctx: ServiceContext, raw: unknown): Promise<AuthorizationRequest> {
   const target = await authorizationTarget(ctx, raw);
+  const resource = requestedAudience(ctx.config, raw);
+  if (!resource.ok) throw new AppError('BCK.OAUTH.0040', { details: resource.reason });
+  const audience = resource.audience ?? 'api';
   const r = Terms.safeParse(raw);
   if (!r.success) {
     const issues = issuesOf(r.error);
@@ -112,6 +126,8 @@ export async function authorizationRequest(ctx: ServiceContext, raw: unknown): P
       params: { scope: q.scope },
     });
   }
+  const refused = scopeRefusedAt(audience, q.scope);
+  if (refused !== undefined) throw new AppError('BCK.OAUTH.0018', { details: refused, params: { scope: q.scope } });
   if (q.scope === 'account_access' && !(client.verified && client.accountLevel)) {
     throw new AppError('BCK.OAUTH.0025');
   }
@@ -119,11 +135,12 @@ export async function authorizationRequest(ctx: ServiceContext, raw: unknown): P
     ...target,
     codeChallenge: q.code_challenge,
     state: q.state,
+    audience,
     terms: {
       consentType: q.scope,
-      spendingLimitCents: q.spending_limit_cents,
+      spendingLimitCents: q.spending_limit_cents ?? DEFAULT_CONSENT_CENTS,
       currency: q.currency,
-      durationSecs: q.duration_secs,
+      durationSecs: q.duration_secs ?? DEFAULT_CONSENT_DURATION_SECS,
     },
   };
 }
@@ -167,7 +184,7 @@ export async function decide(
       clientId: req.client.clientId,
       redirectUri: req.redirectUri,
       codeChallenge: req.codeChallenge,
-      audience: 'api',
+      audience: req.audience,
       expiresAt: new Date(now.getTime() + CODE_TTL_SECS * 1000),
       createdAt: now,
     });

@@ -7,6 +7,7 @@ import { randomToken } from '../crypto/hashing.js';
 import { CONSENT_TYPES, type ConsentType } from '../db/entities/index.js';
 import { AppError } from '../errors/app-error.js';
 import { line } from '../text.js';
+import { isMetadataDocumentId, metadataDocumentClient } from './client-metadata-document.js';
 import { revokeGrantsIn } from './grants.js';
 import { RedirectUri } from './redirect-uri.js';
 import {
@@ -58,12 +59,14 @@ export interface ClientView {
   readonly allowedConsentTypes: ConsentType[];
 }
 
-function viewOf(row: ClientRow): ClientView {
+export function viewOf(row: ClientRow): ClientView {
   return {
     clientId: row.clientId,
     name: row.name,
     redirectUris: StoredRedirectUris.parse(JSON.parse(row.redirectUris)),
-    verified: row.verified,
+    // Only the operator's registrations can be vouched for: a client that registered itself (RFC 7591) or names
+    // its own metadata document is whoever published it, whatever a row was later set to.
+    verified: row.verified && row.registration === 'operator',
     accountLevel: row.accountLevel,
     allowedConsentTypes: ConsentTypes.parse(JSON.parse(row.allowedConsentTypes)),
   };
@@ -91,7 +94,7 @@ const unknownClient = (clientId: string): AppError =>
  * sequence. Never starting with `-`: an operator types it as a word on the command line, where it would read as
  * an option.
  */
-function newClientId(): string {
+export function newClientId(): string {
   for (;;) {
     const id = randomToken(16);
     if (!id.startsWith('-')) return id;
@@ -168,9 +171,15 @@ export async function disableClient(ctx: ServiceContext, clientId: string) {
   return result;
 }
 
-/** An enabled client, or 400 BCK.OAUTH.0016. */
+/**
+ * An enabled client, or 400 BCK.OAUTH.0016: the one resolver of a client_id, which every OAuth endpoint goes
+ * through. A client_id that is an https URL names a Client ID Metadata Document (client-metadata-document.ts),
+ * resolved from the stored copy while fresh, else fetched; one that cannot be fetched or is invalid is unknown.
+ */
 export async function enabledClient(ctx: ServiceContext, clientId: string): Promise<ClientView> {
-  const row = await findEnabledClient(ctx.db.em(), clientId);
+  const row = isMetadataDocumentId(clientId)
+    ? await metadataDocumentClient(ctx, clientId)
+    : await findEnabledClient(ctx.db.em(), clientId);
   if (row === null) throw unknownClient(clientId);
   return viewOf(row);
 }

@@ -38,6 +38,16 @@ export const ConsentDuration = z
 
 export const ConsentCurrency = z.enum(CURRENCIES);
 
+/**
+ * The terms of a request that names none (a device authorization, or an authorization request such as an MCP
+ * host's, which knows nothing of caps): $10 in USD for a day, which the human sees, and may lower, before approving.
+ */
+export const DEFAULT_CONSENT_CENTS = 1000n;
+export const DEFAULT_CONSENT_CURRENCY = 'usd' satisfies Currency;
+export const DEFAULT_CONSENT_DURATION_SECS = 86_400;
+/** The consent type of a request without `scope`: the capped one, which any client may ask for by default. */
+export const DEFAULT_CONSENT_TYPE = 'commerce' satisfies ConsentType;
+
 export interface ConsentTerms {
   readonly consentType: ConsentType;
   readonly spendingLimitCents: bigint;

@@ -9,24 +9,31 @@ import { addressBucket } from '../client-address.js';
 import { CONSENT_TYPES } from '../db/entities/index.js';
 import { emSql, isUniqueViolation } from '../db/sql.js';
 import { line } from '../text.js';
-import { ConsentCents, ConsentCurrency, ConsentDuration } from './consent.js';
+import {
+  ConsentCents,
+  ConsentCurrency,
+  ConsentDuration,
+  DEFAULT_CONSENT_CENTS,
+  DEFAULT_CONSENT_CURRENCY,
+  DEFAULT_CONSENT_DURATION_SECS,
+  DEFAULT_CONSENT_TYPE,
+} from './consent.js';
 import { DeviceRateLimited, takeDeviceAuthorization } from './device-rate-limit.js';
-import { invalidScope, temporarilyUnavailable } from './protocol-error.js';
+import { invalidScope, invalidTarget, temporarilyUnavailable } from './protocol-error.js';
+import { requestedAudience, scopeRefusedAt } from './resource.js';
 import { insertDeviceCode } from './store/device-codes.js';
 import { parseTokenRequest, tokenClient } from './token-request.js';
 import { displayUserCode, newUserCode } from './user-code.js';
 
 /** RFC 8628 §3.2: how long the codes live (the polling interval is OAUTH_DEVICE_POLL_INTERVAL_SECS). */
 export const DEVICE_CODE_TTL_SECS = 600;
-/** What a connector gets when it names no terms: $10 for a day, which the human sees before approving. */
-export const DEFAULT_DEVICE_CENTS = 1000n;
-export const DEFAULT_DEVICE_DURATION_SECS = 86_400;
 
 const Body = z.object({
   client_id: line(200).min(1),
-  scope: line(200),
+  // Absent: commerce, as at the authorization endpoint (consent.ts's defaults).
+  scope: line(200).default(DEFAULT_CONSENT_TYPE),
   spending_limit_cents: ConsentCents.optional(),
-  currency: ConsentCurrency.default('usd'),
+  currency: ConsentCurrency.default(DEFAULT_CONSENT_CURRENCY),
   duration_secs: ConsentDuration.optional(),
 });
 
@@ -51,12 +58,17 @@ export async function startDeviceAuthorization(
 ): Promise<DeviceAuthorizationResponse> {
   const req = parseTokenRequest(Body, body);
   const client = await tokenClient(ctx, req.client_id);
+  const target = requestedAudience(ctx.config, body);
+  if (!target.ok) throw invalidTarget(target.reason);
+  const audience = target.audience ?? 'api';
   const scope = CONSENT_TYPES.find((t) => t === req.scope);
   if (scope === undefined) throw invalidScope(`scope must be one of ${CONSENT_TYPES.join(', ')}`);
   if (!client.allowedConsentTypes.includes(scope)) throw invalidScope(`this client may not ask for ${scope} consent`);
   if (scope === 'account_access' && !(client.verified && client.accountLevel)) {
     throw invalidScope('account_access needs a verified, account-level client');
   }
+  const refused = scopeRefusedAt(audience, scope);
+  if (refused !== undefined) throw invalidScope(refused);
   const c = ctx.config;
   const limits = {
     perAddress: c.OAUTH_DEVICE_AUTH_LIMIT_PER_ADDRESS,
@@ -78,10 +90,10 @@ export async function startDeviceAuthorization(
           userCodeHash: sha256Hex(userCode),
           clientId: client.clientId,
           consentType: scope,
-          audience: 'api',
-          spendingLimitCents: req.spending_limit_cents ?? DEFAULT_DEVICE_CENTS,
+          audience,
+          spendingLimitCents: req.spending_limit_cents ?? DEFAULT_CONSENT_CENTS,
           currency: req.currency,
-          durationSecs: req.duration_secs ?? DEFAULT_DEVICE_DURATION_SECS,
+          durationSecs: req.duration_secs ?? DEFAULT_CONSENT_DURATION_SECS,
           intervalSecs: c.OAUTH_DEVICE_POLL_INTERVAL_SECS,
           expiresAt: new Date(now.getTime() + DEVICE_CODE_TTL_SECS * 1000),
           createdAt: now,

@@ -11,6 +11,7 @@ import { AppError } from '../errors/app-error.js';
 import { toWire } from '../money.js';
 import { CURRENCIES } from '../spend/currency.js';
 import { line } from '../text.js';
+import { publisherOf } from './client-metadata-document.js';
 import { enabledClient } from './clients.js';
 import {
   ConsentCents,
@@ -49,6 +50,8 @@ async function pendingRequest(ctx: ServiceContext, userId: string, typed: string
 export interface DeviceDetails {
   readonly connectorName: string;
   readonly verified: boolean;
+  /** The host publishing the client's metadata document, when the client is named by one (the page shows it). */
+  readonly publisher?: string | undefined;
   readonly consentType: (typeof CONSENT_TYPES)[number];
   readonly spendingLimitCents: string;
   readonly currency: (typeof CURRENCIES)[number];
@@ -63,6 +66,7 @@ export async function deviceDetails(ctx: ServiceContext, userId: string, typed: 
   return {
     connectorName: client.name,
     verified: client.verified,
+    publisher: publisherOf(client.clientId),
     consentType: row.consentType,
     spendingLimitCents: toWire(row.spendingLimitCents),
     currency: currencyOf(row.currency),

@@ -24,8 +24,18 @@ export class DeviceRateLimited extends Error {
   }
 }
 
-/** Takes one from `bucket`'s window (a new window once the old one is over); the refusal when none is left. */
-async function take(tx: SqlTx, bucket: string, limit: number, windowSecs: number, now: Date): Promise<number | null> {
+/**
+ * Takes one from `bucket`'s window (a new window once the old one is over); when none is left, the seconds until
+ * the window is over (the Retry-After of the refusal). Dynamic registration's per-address limit (registration.ts)
+ * takes from its own buckets the same way.
+ */
+export async function take(
+  tx: SqlTx,
+  bucket: string,
+  limit: number,
+  windowSecs: number,
+  now: Date,
+): Promise<number | null> {
   const windowOver = new Date(now.getTime() - windowSecs * 1000);
   const window = await takeDeviceAuthorizationIn(tx, bucket, now, windowOver);
   if (window.count <= BigInt(limit)) return null;

@@ -12,6 +12,7 @@ import { liveGrant, revokeGrant } from './grants.js';
 import { CodeVerifier, verifierMatches } from './pkce.js';
 import { invalidGrant } from './protocol-error.js';
 import { consumeCode, findCode } from './store/codes.js';
+import { tokenAudience } from './resource.js';
 import { clientRequest } from './token-request.js';
 import { type TokenResponse, redeem } from './tokens.js';
 
@@ -43,9 +44,10 @@ export async function redeemAuthorizationCode(
   if (row.redirectUri !== req.redirect_uri) throw invalidGrant('redirect_uri does not match the authorization request');
   if (!verifierMatches(req.code_verifier, row.codeChallenge))
     throw invalidGrant('code_verifier does not match the code challenge');
+  const audience = tokenAudience(ctx.config, body, row.audience);
   const grant = await liveGrant(ctx.db.em(), row.grantId, now);
   if (grant === null) throw invalidGrant('the grant has been revoked or has expired');
-  const tokens = await redeem(ctx, signer, grant, (em) => consumeCode(em, codeHash, now));
+  const tokens = await redeem(ctx, signer, grant, audience, (em) => consumeCode(em, codeHash, now));
   if (tokens === undefined) {
     await revokeGrant(ctx, row.grantId, 'code_replay');
     throw refused();

@@ -11,6 +11,7 @@ import { line } from '../text.js';
 import { liveGrant, revokeGrant } from './grants.js';
 import { accessDenied, authorizationPending, expiredToken, invalidGrant, slowDown } from './protocol-error.js';
 import { findDeviceCode, recordDevicePoll, redeemApprovedDeviceCode } from './store/device-codes.js';
+import { tokenAudience } from './resource.js';
 import { clientRequest } from './token-request.js';
 import { type TokenResponse, redeem } from './tokens.js';
 
@@ -31,6 +32,7 @@ export async function redeemDeviceCode(
   const row = await findDeviceCode(em, deviceCodeHash);
   if (row === null || row.clientId !== req.client_id) throw invalidGrant('the device code is invalid');
   if (row.expiresAt.getTime() <= now.getTime() && row.status !== 'redeemed') throw expiredToken();
+  const audience = tokenAudience(ctx.config, body, row.audience);
 
   const last = row.lastPolledAt ?? null;
   const tooSoon = last !== null && now.getTime() - last.getTime() < row.intervalSecs * 1000;
@@ -57,7 +59,7 @@ export async function redeemDeviceCode(
   }
   const grant = row.grantId == null ? null : await liveGrant(em, row.grantId, now);
   if (grant === null) throw invalidGrant('the grant has been revoked or has expired');
-  const tokens = await redeem(ctx, signer, grant, (tx) => redeemApprovedDeviceCode(tx, deviceCodeHash));
+  const tokens = await redeem(ctx, signer, grant, audience, (tx) => redeemApprovedDeviceCode(tx, deviceCodeHash));
   if (tokens === undefined) {
     await revokeGrant(ctx, grant.id, 'device_replay');
     throw invalidGrant('the device code has already been used');

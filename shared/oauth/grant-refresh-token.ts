@@ -10,6 +10,7 @@ import { line } from '../text.js';
 import { liveGrant, revokeGrant } from './grants.js';
 import { invalidGrant, invalidScope } from './protocol-error.js';
 import { findRefreshToken, rotateRefreshToken } from './store/refresh-tokens.js';
+import { tokenAudience } from './resource.js';
 import { clientRequest } from './token-request.js';
 import { type TokenResponse, redeem } from './tokens.js';
 
@@ -35,13 +36,14 @@ export async function redeemRefreshToken(
     throw refused();
   }
   if (row.expiresAt.getTime() <= now.getTime()) throw refused();
+  const audience = tokenAudience(ctx.config, body, row.audience);
   const grant = await liveGrant(ctx.db.em(), row.grantId, now);
   if (grant === null) throw refused();
   // RFC 6749 §6: a refresh may narrow the scope, never widen it; a grant has exactly one consent type.
   if (req.scope !== undefined && req.scope !== grant.consentType) {
     throw invalidScope(`the grant's scope is ${grant.consentType}`);
   }
-  const tokens = await redeem(ctx, signer, grant, (em) => rotateRefreshToken(em, tokenHash, now));
+  const tokens = await redeem(ctx, signer, grant, audience, (em) => rotateRefreshToken(em, tokenHash, now));
   if (tokens === undefined) {
     // Rotated (or revoked) since it was read: a parallel use of the same token.
     await revokeGrant(ctx, row.grantId, 'refresh_reuse');

@@ -47,10 +47,14 @@ export interface AuthorizationServerMetadata {
   readonly response_types_supported: readonly string[];
   readonly code_challenge_methods_supported: readonly string[];
   readonly token_endpoint_auth_methods_supported: readonly string[];
+  /** RFC 7591 §3: only while dynamic registration is on (OAUTH_DYNAMIC_REGISTRATION). */
+  readonly registration_endpoint?: string;
+  /** draft-ietf-oauth-client-id-metadata-document §4: an https client_id names the client's own metadata. */
+  readonly client_id_metadata_document_supported: boolean;
 }
 
 export function authorizationServerMetadata(
-  config: Pick<Config, 'publicUrl' | 'webAppUrl' | 'ENVIRONMENT'>,
+  config: Pick<Config, 'publicUrl' | 'webAppUrl' | 'ENVIRONMENT' | 'oauthDynamicRegistration'>,
 ): AuthorizationServerMetadata {
   const host = config.publicUrl;
   const network = encodeURIComponent(NETWORKS[config.ENVIRONMENT].caip2);
@@ -67,6 +71,10 @@ export function authorizationServerMetadata(
     code_challenge_methods_supported: ['S256'],
     // Public clients only: PKCE, not a client secret, binds the code to the client that asked for it.
     token_endpoint_auth_methods_supported: ['none'],
+    ...(config.oauthDynamicRegistration ? { registration_endpoint: `${host}/oauth/register` } : {}),
+    // A client (an MCP host) may use the https URL of its Client ID Metadata Document as its client_id, unregistered
+    // (shared/oauth/client-metadata-document.ts).
+    client_id_metadata_document_supported: true,
   };
 }
 

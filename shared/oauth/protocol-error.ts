@@ -4,7 +4,9 @@
 
 /**
  * Every error code these endpoints answer (RFC 6749 §5.2, RFC 8628 §3.5, RFC 7009 §2.2.1), once; and
- * `temporarily_unavailable` (RFC 6749 §4.1.2.1, registered in §11.4): a rate limit, or the database unavailable.
+ * `temporarily_unavailable` (RFC 6749 §4.1.2.1, registered in §11.4): a rate limit, or the database unavailable;
+ * `invalid_target` (RFC 8707 §2): a `resource` this service does not serve; and the dynamic registration
+ * endpoint's two (RFC 7591 §3.2.2), whose error body has the same shape.
  */
 export const PROTOCOL_ERROR_CODES = [
   'invalid_request',
@@ -19,6 +21,9 @@ export const PROTOCOL_ERROR_CODES = [
   'access_denied',
   'expired_token',
   'temporarily_unavailable',
+  'invalid_target',
+  'invalid_redirect_uri',
+  'invalid_client_metadata',
 ] as const;
 
 export type ProtocolErrorCode = (typeof PROTOCOL_ERROR_CODES)[number];
@@ -49,6 +54,10 @@ export const invalidGrant = (d: string) => new OAuthProtocolError('invalid_grant
 export const unauthorizedClient = (d: string) => new OAuthProtocolError('unauthorized_client', d);
 export const unsupportedGrantType = (d: string) => new OAuthProtocolError('unsupported_grant_type', d);
 export const invalidScope = (d: string) => new OAuthProtocolError('invalid_scope', d);
+export const invalidTarget = (d: string) => new OAuthProtocolError('invalid_target', d);
+// RFC 7591 §3.2.2: a registration refused for its redirect URIs, or for any other field.
+export const invalidRedirectUri = (d: string) => new OAuthProtocolError('invalid_redirect_uri', d);
+export const invalidClientMetadata = (d: string) => new OAuthProtocolError('invalid_client_metadata', d);
 // RFC 8628 §3.5: what a device's poll is told while the human has not decided.
 export const authorizationPending = () =>
   new OAuthProtocolError('authorization_pending', 'the user has not yet approved or denied the request');

@@ -14,6 +14,7 @@
 // The purge runs every 10 minutes (admin/jobs/oauth-purge.ts), so each row outlives its bound by at most that.
 import type { ServiceContext } from '../context.js';
 import { GUESS_WINDOW_SECS } from './guess-limit.js';
+import { REGISTRATION_WINDOW_SECS } from './registration.js';
 import { purgeCodes } from './store/codes.js';
 import { purgeDeviceCodes } from './store/device-codes.js';
 import { purgePageSessions } from './store/page-sessions.js';
@@ -42,7 +43,13 @@ const TARGETS: readonly Target[] = [
     ctx.db.sql.transaction((tx) => purgeGuessWindowsIn(tx, ago(now, GUESS_WINDOW_SECS * 1000), limit)),
   (ctx, now, limit) =>
     ctx.db.sql.transaction((tx) =>
-      purgeDeviceRateWindowsIn(tx, ago(now, ctx.config.OAUTH_DEVICE_AUTH_WINDOW_SECS * 1000), limit),
+      // The longer of the two windows in the table (device authorizations', dynamic registrations'): a window still
+      // running is never purged, which would reset its count.
+      purgeDeviceRateWindowsIn(
+        tx,
+        ago(now, Math.max(ctx.config.OAUTH_DEVICE_AUTH_WINDOW_SECS, REGISTRATION_WINDOW_SECS) * 1000),
+        limit,
+      ),
     ),
 ];
 

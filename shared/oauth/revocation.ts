@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import type { ServiceContext } from '../context.js';
 import { sha256Hex } from '../crypto/hashing.js';
+import { TOKEN_AUDIENCES, type TokenAudience } from '../db/entities/index.js';
 import type { TokenSigner } from '../keys/signing-keys.js';
 import { line } from '../text.js';
 import { revokeGrant } from './grants.js';
@@ -21,15 +22,24 @@ const Body = z.object({
 
 const GrantClaims = z.object({ grant_id: z.string(), client_id: z.string() });
 
-async function grantOfAccessToken(ctx: ServiceContext, signer: TokenSigner, token: string) {
+async function grantOfAccessToken(ctx: ServiceContext, signer: TokenSigner, token: string, audience: TokenAudience) {
   try {
-    const { payload, protectedHeader } = await signer.verify(token, resourceOf(ctx.config));
+    const { payload, protectedHeader } = await signer.verify(token, resourceOf(ctx.config, audience));
     if (protectedHeader.typ !== ACCESS_TOKEN_TYP) return undefined;
     const claims = GrantClaims.safeParse(payload);
     return claims.success ? { grantId: claims.data.grant_id, clientId: claims.data.client_id } : undefined;
   } catch {
-    return undefined; // not ours, malformed, or expired: nothing to revoke
+    return undefined; // not ours, for another audience, malformed, or expired: nothing to revoke
   }
+}
+
+/** The grant of an access token of either resource (the API's or the MCP endpoint's: RFC 8707 audiences). */
+async function grantOfAnyAccessToken(ctx: ServiceContext, signer: TokenSigner, token: string) {
+  for (const audience of TOKEN_AUDIENCES) {
+    const found = await grantOfAccessToken(ctx, signer, token, audience);
+    if (found !== undefined) return found;
+  }
+  return undefined;
 }
 
 export async function revokeToken(ctx: ServiceContext, signer: TokenSigner, body: unknown): Promise<void> {
@@ -40,7 +50,7 @@ export async function revokeToken(ctx: ServiceContext, signer: TokenSigner, body
     refresh !== null
       ? { grantId: refresh.grantId, clientId: refresh.clientId }
       : req.token.split('.').length === 3
-        ? await grantOfAccessToken(ctx, signer, req.token)
+        ? await grantOfAnyAccessToken(ctx, signer, req.token)
         : undefined;
   if (target === undefined) return;
   if (req.client_id !== undefined && req.client_id !== target.clientId) return;

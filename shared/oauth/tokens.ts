@@ -2,6 +2,7 @@
 // service's keys and verifiable against its JWKS) and a new refresh token (opaque, stored hashed, rotated on use).
 import type { ServiceContext } from '../context.js';
 import { randomToken, sha256Hex } from '../crypto/hashing.js';
+import type { TokenAudience } from '../db/entities/index.js';
 import type { Em } from '../db/sql.js';
 import type { TokenSigner } from '../keys/signing-keys.js';
 import type { GrantRow, LiveGrant } from './grants.js';
@@ -19,8 +20,16 @@ export interface TokenResponse {
   readonly scope: string;
 }
 
-/** Signs an access token for the grant (RFC 9068 §2.2 claims, plus the grant and its delegation). */
-export async function signAccessToken(ctx: ServiceContext, signer: TokenSigner, grant: GrantRow): Promise<string> {
+/**
+ * Signs an access token for the grant (RFC 9068 §2.2 claims, plus the grant and its delegation), for the resource
+ * it was authorized for: `aud` is that resource's identifier (RFC 8707 §2), which each resource server checks.
+ */
+export async function signAccessToken(
+  ctx: ServiceContext,
+  signer: TokenSigner,
+  grant: GrantRow,
+  audience: TokenAudience,
+): Promise<string> {
   return signer.sign(
     {
       client_id: grant.clientId,
@@ -30,21 +39,25 @@ export async function signAccessToken(ctx: ServiceContext, signer: TokenSigner, 
     },
     {
       subject: grant.userId,
-      audience: resourceOf(ctx.config),
+      audience: resourceOf(ctx.config, audience),
       ttlSecs: ctx.config.OAUTH_ACCESS_TOKEN_TTL_SECS,
       typ: ACCESS_TOKEN_TYP,
     },
   );
 }
 
-/** Adds a new refresh token of the grant to `em`'s unit of work, living as long as the grant; the caller flushes. */
-export function newRefreshToken(em: Em, grant: LiveGrant, now: Date): string {
+/**
+ * Adds a new refresh token of the grant to `em`'s unit of work, living as long as the grant, for the audience it
+ * was authorized for (a rotation keeps it: RFC 8707 §2.2 lets a refresh narrow the resources, never widen them);
+ * the caller flushes.
+ */
+export function newRefreshToken(em: Em, grant: LiveGrant, audience: TokenAudience, now: Date): string {
   const token = randomToken(32);
   addRefreshToken(em, {
     tokenHash: sha256Hex(token),
     grantId: grant.id,
     clientId: grant.clientId,
-    audience: 'api',
+    audience,
     expiresAt: grant.expiresAt,
     createdAt: now,
   });
@@ -65,7 +78,7 @@ export const tokenResponse = (
 });
 
 /**
- * Redeems `grant`: signs the access token, then, in ONE transaction, consumes what it is redeemed with (`consume`:
+ * Redeems `grant` for `audience`: signs the access token, then, in ONE transaction, consumes what it is redeemed with (`consume`:
  * a conditional UPDATE returning its affected-row count) and stores the new refresh token. Undefined when the
  * consume changed nothing: a parallel redemption won, and this one is a replay.
  */
@@ -73,13 +86,14 @@ export async function redeem(
   ctx: ServiceContext,
   signer: TokenSigner,
   grant: LiveGrant,
+  audience: TokenAudience,
   consume: (em: Em) => Promise<number>,
 ): Promise<TokenResponse | undefined> {
-  const accessToken = await signAccessToken(ctx, signer, grant);
+  const accessToken = await signAccessToken(ctx, signer, grant, audience);
   const now = ctx.now();
   const refreshToken = await ctx.db.em().transactional(async (em) => {
     if ((await consume(em)) !== 1) return undefined;
-    const token = newRefreshToken(em, grant, now);
+    const token = newRefreshToken(em, grant, audience, now);
     await em.flush();
     return token;
   });

@@ -10,7 +10,7 @@ import { MAX_WRONG_GUESSES } from '../../shared/oauth/guess-limit.js';
 import { USER_CODE_ALPHABET, normalizeUserCode } from '../../shared/oauth/user-code.js';
 import { forEachDb } from '../support/matrix.js';
 import type { Stack } from '../support/stack.js';
-import { connector, postForm } from '../support/oauth.js';
+import { ISSUER, connector, postForm } from '../support/oauth.js';
 
 const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -282,7 +282,7 @@ forEachDb(
         [{ client_id: 'nope', scope: 'commerce' }, 401, 'invalid_client'],
         [{ client_id: c.registration.clientId, scope: 'account_access' }, 400, 'invalid_scope'],
         [{ client_id: c.registration.clientId, scope: 'openid' }, 400, 'invalid_scope'],
-        [{ client_id: c.registration.clientId }, 400, 'invalid_request'],
+        [{ client_id: c.registration.clientId, scope: 'commerce', resource: `${ISSUER}/api` }, 400, 'invalid_target'],
         [{ client_id: c.registration.clientId, scope: 'commerce', spending_limit_cents: '0' }, 400, 'invalid_request'],
         [{ client_id: c.registration.clientId, scope: 'commerce', currency: 'btc' }, 400, 'invalid_request'],
       ];

@@ -21,6 +21,9 @@ const expectedMetadata = (webApp: string) => ({
   response_types_supported: ['code'],
   code_challenge_methods_supported: ['S256'],
   token_endpoint_auth_methods_supported: ['none'],
+  // The stacks run in sandbox, where dynamic registration is on by default.
+  registration_endpoint: `${ISSUER}/oauth/register`,
+  client_id_metadata_document_supported: true,
 });
 
 const RESOURCE_METADATA = {
@@ -50,6 +53,11 @@ forEachDb(({ stack, test }) => {
       t.is(r.status, 200, path);
       t.deepEqual(await r.json(), RESOURCE_METADATA);
     }
+    // The MCP endpoint's, at its own RFC 9728 §3.1 location, cached as the others.
+    const mcp = await fetch(`${stack().proxyUrl}/.well-known/oauth-protected-resource/mcp`);
+    t.is(mcp.status, 200);
+    t.is(mcp.headers.get('cache-control'), 'public, max-age=300');
+    t.deepEqual(await mcp.json(), { ...RESOURCE_METADATA, resource: `${ISSUER}/mcp` });
     // Exact paths only, as every route: no trailing-slash or case variant.
     t.is((await fetch(`${stack().proxyUrl}/.well-known/oauth-protected-resource/`)).status, 404);
     t.is((await fetch(`${stack().proxyUrl}/.well-known/OAuth-Authorization-Server`)).status, 404);
@@ -117,4 +125,17 @@ test('live names its own network; WEB_APP_URL must be http(s)', (t) => {
     'https://pay.example/oauth/authorize?network=eip155%3A8453',
   );
   t.throws(() => loadConfig({ WEB_APP_URL: 'javascript:alert(1)' }), { message: /WEB_APP_URL/ });
+  // Live registers no client dynamically unless the operator says so; sandbox does unless told not to.
+  t.false('registration_endpoint' in authorizationServerMetadata(live));
+  t.true(authorizationServerMetadata(live).client_id_metadata_document_supported);
+  const liveOn = loadConfig({
+    ENVIRONMENT: 'live',
+    SECRETS_KEY: 'x'.repeat(32),
+    PUBLIC_URL: 'https://pay.example',
+    RPC_URL_8453: 'https://base-rpc.example',
+    OAUTH_DYNAMIC_REGISTRATION: 'true',
+  });
+  t.is(authorizationServerMetadata(liveOn).registration_endpoint, 'https://pay.example/oauth/register');
+  t.false('registration_endpoint' in authorizationServerMetadata(loadConfig({ OAUTH_DYNAMIC_REGISTRATION: 'false' })));
+  t.true(loadConfig({}).oauthDynamicRegistration);
 });

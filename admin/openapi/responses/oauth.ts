@@ -5,6 +5,7 @@ import { BINDING_REVOKE_REASONS, type Binding as BindingType } from '../../../sh
 import type { ConnectDetails as ConnectDetailsType } from '../../../shared/oauth/clients.js';
 import type { DeviceAuthorizationResponse } from '../../../shared/oauth/device-authorization.js';
 import type { DeviceDetails as DeviceDetailsType } from '../../../shared/oauth/device-decision.js';
+import type { RegistrationResponse } from '../../../shared/oauth/registration.js';
 import type { AuthorizationServerMetadata, ProtectedResourceMetadata } from '../../../shared/oauth/metadata.js';
 import type { TokenResponse as TokenResponseType } from '../../../shared/oauth/tokens.js';
 import { CURRENCIES } from '../../../shared/spend/currency.js';
@@ -41,6 +42,8 @@ export const AuthorizationServer = named(
     response_types_supported: z.array(z.string()),
     code_challenge_methods_supported: z.array(z.string()),
     token_endpoint_auth_methods_supported: z.array(z.string()),
+    registration_endpoint: z.string().optional(),
+    client_id_metadata_document_supported: z.boolean(),
   }),
   'OAuth 2.0 authorization server metadata (RFC 8414).',
 );
@@ -82,6 +85,21 @@ export const DeviceAuthorization = named(
   'A device authorization (RFC 8628 §3.2): show the user code, then poll the token endpoint.',
 );
 
+export const ClientRegistration = named(
+  'ClientRegistration',
+  z.object({
+    client_id: z.string(),
+    client_id_issued_at: z.number().int(),
+    client_name: z.string(),
+    redirect_uris: z.array(z.string()),
+    grant_types: z.array(z.string()),
+    response_types: z.array(z.string()),
+    token_endpoint_auth_method: z.literal('none'),
+    scope: z.literal('commerce'),
+  }),
+  'A dynamically registered client (RFC 7591 §3.2.1): public, unverified, commerce consent only.',
+);
+
 export const ConnectDetails = named(
   'ConnectDetails',
   z.object({
@@ -109,6 +127,10 @@ export const DeviceDetails = named(
   z.object({
     connectorName: z.string(),
     verified: z.boolean(),
+    publisher: z
+      .string()
+      .optional()
+      .describe("The host publishing the client's metadata document, when the client is named by one."),
     consentType: z.enum(CONSENT_TYPES),
     spendingLimitCents: Decimal,
     currency: z.enum(CURRENCIES),
@@ -153,6 +175,7 @@ export type AuthorizationServerFits = Fits<typeof AuthorizationServer, Authoriza
 export type ProtectedResourceFits = Fits<typeof ProtectedResource, ProtectedResourceMetadata>;
 export type TokenResponseFits = Fits<typeof TokenResponse, TokenResponseType>;
 export type DeviceAuthorizationFits = Fits<typeof DeviceAuthorization, DeviceAuthorizationResponse>;
+export type ClientRegistrationFits = Fits<typeof ClientRegistration, RegistrationResponse>;
 export type ConnectDetailsFits = Fits<typeof ConnectDetails, ConnectDetailsType>;
 export type DeviceDetailsFits = Fits<typeof DeviceDetails, DeviceDetailsType>;
 export type BindingFits = Fits<typeof Binding, BindingType>;

@@ -61,3 +61,44 @@ export async function updateClientRow(
 /** Marks the client disabled unless it already is (the first disable's time stays); the rows changed. */
 export const markClientDisabled = (em: Em, clientId: string, now: Date): Promise<number> =>
   em.nativeUpdate(OAuthClient, { clientId, disabledAt: null }, { disabledAt: now, updatedAt: now });
+
+/** What a client's metadata document says, as stored (the JSON column as its text). */
+export interface MetadataDocumentFields {
+  readonly clientId: string;
+  readonly name: string;
+  readonly redirectUris: string;
+  readonly metadataExpiresAt: Date;
+}
+
+/**
+ * Inserts or refreshes the client a Client ID Metadata Document names: unverified, commerce only, never
+ * account-level, whatever the document says. Null when the row is a client of another registration (an operator's
+ * or a dynamic client's id cannot be an https URL, so only a hand-edited row could be), which is left alone.
+ */
+export async function saveMetadataDocumentClient(
+  em: Em,
+  fields: MetadataDocumentFields,
+  now: Date,
+): Promise<ClientRow | null> {
+  const row = await em.findOne(OAuthClient, { clientId: fields.clientId });
+  if (row === null) {
+    return insertClient(
+      em,
+      {
+        ...fields,
+        verified: false,
+        accountLevel: false,
+        registration: 'metadata_document',
+        allowedConsentTypes: JSON.stringify(['commerce']),
+      },
+      now,
+    );
+  }
+  if (row.registration !== 'metadata_document') return null;
+  row.name = fields.name;
+  row.redirectUris = fields.redirectUris;
+  row.metadataExpiresAt = fields.metadataExpiresAt;
+  row.updatedAt = now;
+  await em.flush();
+  return row;
+}

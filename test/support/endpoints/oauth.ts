@@ -44,6 +44,7 @@ export const OAUTH_ENDPOINTS: Readonly<Record<string, EndpointCase>> = {
   'GET /.well-known/oauth-authorization-server': PUBLIC_DOCUMENT,
   'GET /.well-known/oauth-protected-resource': PUBLIC_DOCUMENT,
   'GET /.well-known/oauth-protected-resource/api/v1': PUBLIC_DOCUMENT,
+  'GET /.well-known/oauth-protected-resource/mcp': PUBLIC_DOCUMENT,
   'POST /oauth/connect/details': {
     sample: async (f) => {
       const c = await createClient(f.stack.ctx, { name: 'Fuzz connector', redirectUris: ['https://c.example/cb'] });
@@ -101,6 +102,12 @@ export const OAUTH_ENDPOINTS: Readonly<Record<string, EndpointCase>> = {
   },
   'POST /oauth/revoke': {
     sample: async (f) => ({ as: 'subscriber', body: { token: f.fresh('token'), token_type_hint: 'refresh_token' } }),
+  },
+  'POST /oauth/register': {
+    sample: async (f) => ({
+      as: 'subscriber',
+      body: { client_name: `Fuzz host ${f.fresh('name')}`, redirect_uris: ['https://c.example/cb'] },
+    }),
   },
 };
 
