@@ -1,9 +1,13 @@
-// The one catch point of the endpoints that speak RFC 6749 (token), RFC 8628 (device authorization) and RFC 7009
-// (revocation): errors are `{ error, error_description }` with the protocol's status, never the BCK envelope
+// The one catch point of the endpoints that speak RFC 6749 (token), RFC 8628 (device authorization), RFC 7009
+// (revocation) and RFC 7591 (dynamic registration): errors are `{ error, error_description }` with the protocol's status, never the BCK envelope
 // (a connector's OAuth library reads only the former), and nothing the endpoint answers may be cached.
 import { AppError, DATABASE_RETRY_AFTER_SECS } from '../../shared/errors/app-error.js';
 import { isDatabaseUnavailable } from '../../shared/errors/database-unavailable.js';
-import { OAuthProtocolError, temporarilyUnavailable } from '../../shared/oauth/protocol-error.js';
+import {
+  OAuthProtocolError,
+  type ProtocolErrorCode,
+  temporarilyUnavailable,
+} from '../../shared/oauth/protocol-error.js';
 import type { AdminRouterContext, RouteProtocol } from './route.js';
 
 /** RFC 6749 §5.1: token responses carry Cache-Control: no-store (and Pragma: no-cache for HTTP/1.0 caches). */
@@ -12,8 +16,11 @@ export function noStore(ctx: AdminRouterContext): void {
   ctx.set('pragma', 'no-cache');
 }
 
-/** A client error of the transport or the body parser, in RFC 6749 terms; undefined for anything else. */
-function asProtocolError(err: unknown): OAuthProtocolError | undefined {
+/**
+ * A client error of the transport or the body parser, in the protocol's terms (`malformed`: RFC 6749's
+ * invalid_request, RFC 7591's invalid_client_metadata); undefined for anything else.
+ */
+function asProtocolError(err: unknown, malformed: ProtocolErrorCode): OAuthProtocolError | undefined {
   if (err instanceof OAuthProtocolError) return err;
   // A connector's OAuth library reads `error`; the envelope's would be the status text.
   if (isDatabaseUnavailable(err))
@@ -27,15 +34,15 @@ function asProtocolError(err: unknown): OAuthProtocolError | undefined {
         : status === 415
           ? 'send application/x-www-form-urlencoded or application/json'
           : 'the request body could not be parsed';
-    return new OAuthProtocolError('invalid_request', description);
+    return new OAuthProtocolError(malformed, description);
   }
   return undefined;
 }
 
-export const OAUTH_PROTOCOL: RouteProtocol = {
+const protocol = (malformed: ProtocolErrorCode): RouteProtocol => ({
   body: 'form-or-json',
   writeError(ctx, err) {
-    const e = asProtocolError(err);
+    const e = asProtocolError(err, malformed);
     if (e === undefined) return false;
     ctx.status = e.status;
     for (const [name, value] of Object.entries(e.headers)) ctx.set(name, value);
@@ -43,4 +50,8 @@ export const OAUTH_PROTOCOL: RouteProtocol = {
     ctx.body = e.toBody();
     return true;
   },
-};
+});
+
+export const OAUTH_PROTOCOL = protocol('invalid_request');
+/** RFC 7591 §3.2.2 has no invalid_request: a body that cannot be read is invalid client metadata. */
+export const REGISTRATION_PROTOCOL = protocol('invalid_client_metadata');

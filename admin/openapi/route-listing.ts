@@ -2,7 +2,7 @@
 // the proxy's declarations (shared/router/routes.ts), read as data: no router and no service is built for it.
 import { PROXY_ROUTE_LIST } from '../../shared/router/routes.js';
 import type { ListedRoute } from './listed-route.js';
-import { OAUTH_PROTOCOL } from '../http/oauth-protocol.js';
+import { OAUTH_PROTOCOL, REGISTRATION_PROTOCOL } from '../http/oauth-protocol.js';
 import type { AdminRoute } from '../http/route.js';
 import { PAGE_PROTOCOL } from '../pages/browser.js';
 
@@ -13,7 +13,12 @@ export function listAdminRoutes(routes: readonly AdminRoute[]): ListedRoute[] {
     path: r.path,
     access: r.access,
     idempotent: r.idempotent,
-    errors: r.protocol === OAUTH_PROTOCOL ? 'oauth' : r.protocol === PAGE_PROTOCOL ? 'page' : 'envelope',
+    errors:
+      r.protocol === OAUTH_PROTOCOL || r.protocol === REGISTRATION_PROTOCOL
+        ? 'oauth'
+        : r.protocol === PAGE_PROTOCOL
+          ? 'page'
+          : 'envelope',
     bodies: r.protocol?.body ?? 'json',
   }));
 }

@@ -23,7 +23,7 @@ import { tokenRequest } from '../../shared/oauth/token-endpoint.js';
 import { line } from '../../shared/text.js';
 import type { AdminDeps } from '../deps.js';
 import { requestAddress } from '../http/client-address.js';
-import { OAUTH_PROTOCOL, noStore } from '../http/oauth-protocol.js';
+import { OAUTH_PROTOCOL, REGISTRATION_PROTOCOL, noStore } from '../http/oauth-protocol.js';
 import { PageQuery } from '../http/pagination.js';
 import { type AdminRoute, get, post, speaking } from '../http/route.js';
 import { parse } from '../http/validate.js';
@@ -88,7 +88,7 @@ export function oauthRoutes({ ctx, signer }: AdminDeps): AdminRoute[] {
       }),
     ),
     speaking(
-      OAUTH_PROTOCOL,
+      REGISTRATION_PROTOCOL,
       post('/oauth/register', PUBLIC, async (c) => {
         // Off (OAUTH_DYNAMIC_REGISTRATION=false, live's default): as if there were no such route.
         if (!ctx.config.oauthDynamicRegistration) {
