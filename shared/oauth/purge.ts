@@ -10,11 +10,15 @@
 //     (its interval is seconds; an hour covers a device that slept);
 //   - decided (approved, denied) or redeemed: a day past expiry (a replayed redeemed code still revokes its grant;
 //     a late device still hears `expired_token`);
-// - idle or expired page sessions, user-code guess windows and device authorization rate windows once over.
+// - idle or expired page sessions, user-code guess windows and device authorization rate windows once over;
+// - dynamically registered clients (RFC 7591) a day old that never got a grant: anyone may register one, and an MCP
+//   host that registers on every connection leaves one behind each time. A client with a grant stays (the grant is
+//   the record of a consent, and names it).
 // The purge runs every 10 minutes (admin/jobs/oauth-purge.ts), so each row outlives its bound by at most that.
 import type { ServiceContext } from '../context.js';
 import { GUESS_WINDOW_SECS } from './guess-limit.js';
 import { REGISTRATION_WINDOW_SECS } from './registration.js';
+import { purgeUnusedDynamicClientsIn } from './store/clients.js';
 import { purgeCodes } from './store/codes.js';
 import { purgeDeviceCodes } from './store/device-codes.js';
 import { purgePageSessions } from './store/page-sessions.js';
@@ -51,6 +55,7 @@ const TARGETS: readonly Target[] = [
         limit,
       ),
     ),
+  (ctx, now, limit) => ctx.db.sql.transaction((tx) => purgeUnusedDynamicClientsIn(tx, ago(now, GRACE_MS), limit)),
 ];
 
 /** Deletes what is past keeping, in batches; resolves with the number of rows deleted. */

@@ -1,9 +1,12 @@
 // RFC 7591 dynamic client registration over HTTP, through the proxy front door: a registration and the RFC 7591
 // §3.2.1 answer; the client it makes (public, unverified, commerce only) through code + PKCE; each refusal as an
 // RFC 7591 §3.2.2 body with nothing stored; the per-address limit (429 with Retry-After, nothing stored); and the
-// off switch (404, no registration_endpoint). The tests run in order: the last one uses up the address's window.
+// off switch (404, no registration_endpoint); the purge of unused dynamic clients. The tests run in order: the
+// third uses up 127.0.0.1's window.
 import { decodeJwt } from 'jose';
 import { OAuthClient } from '../../shared/db/entities/index.js';
+import { purgeOAuth } from '../../shared/oauth/purge.js';
+import { registerClient } from '../../shared/oauth/registration.js';
 import { forEachDb } from '../support/matrix.js';
 import { ISSUER, pkce, postForm } from '../support/oauth.js';
 import type { Stack } from '../support/stack.js';
@@ -156,6 +159,34 @@ forEachDb(
       } finally {
         await off.stop();
       }
+    });
+
+    test('the purge deletes dynamic clients a day old that never got a grant, and keeps those with one', async (t) => {
+      const s = stack();
+      const u = await s.user();
+      const metadata = { client_name: 'Purged host', redirect_uris: [CALLBACK] };
+      const unused = await registerClient(s.ctx, metadata, '192.0.2.7');
+      const used = await registerClient(s.ctx, metadata, '192.0.2.7');
+      const p = await pkce();
+      const approved = await fetch(`${s.proxyUrl}/oauth/authorize`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${u.apiKey}` },
+        body: JSON.stringify({
+          client_id: used.client_id,
+          redirect_uri: CALLBACK,
+          code_challenge: p.challenge,
+          code_challenge_method: 'S256',
+        }),
+      });
+      t.is(approved.status, 201);
+      const exists = async (clientId: string) => (await s.ctx.db.em().count(OAuthClient, { clientId })) === 1;
+      // Not a day old yet: both stay.
+      await purgeOAuth(s.ctx, new Date(Date.now() + 3_600_000));
+      t.true(await exists(unused.client_id));
+      // A day and an hour later: the unused one is gone, the one with a grant stays.
+      await purgeOAuth(s.ctx, new Date(Date.now() + 25 * 3_600_000));
+      t.false(await exists(unused.client_id));
+      t.true(await exists(used.client_id));
     });
   },
   { OAUTH_REGISTRATION_LIMIT_PER_ADDRESS: '20' },

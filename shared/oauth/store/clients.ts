@@ -2,7 +2,7 @@
 // are written and read here as the text they are stored as; clients.ts turns them into values through its schemas.
 import type { InferEntity } from '@mikro-orm/core';
 import { OAuthClient } from '../../db/entities/index.js';
-import type { Em } from '../../db/sql.js';
+import type { Em, SqlTx } from '../../db/sql.js';
 
 export type ClientRow = InferEntity<typeof OAuthClient>;
 
@@ -102,3 +102,17 @@ export async function saveMetadataDocumentClient(
   await em.flush();
   return row;
 }
+
+/**
+ * Deletes up to `limit` dynamically registered clients created before `before` that never got a grant, in one
+ * statement; how many it deleted. Hand SQL, on the caller's transaction: "never got a grant" is a `not exists`.
+ */
+export const purgeUnusedDynamicClientsIn = (tx: SqlTx, before: Date, limit: number): Promise<number> =>
+  tx.run(
+    `delete from oauth_client where client_id in (
+       select c.client_id from oauth_client c
+        where c.registration = 'dynamic' and c.created_at < ?
+          and not exists (select 1 from oauth_grant g where g.client_id = c.client_id)
+        limit ?)`,
+    [before, limit],
+  );
