@@ -225,6 +225,54 @@ forEachDb(
       t.regex(await ok.text(), /api_key/);
     });
 
+    test('the consent page carries resource through the human decision: the code is for the MCP resource', async (t) => {
+      const s = stack();
+      const u = await s.user();
+      const c = await connector(s);
+      const p = await pkce();
+      // Sign in as a browser does (test/pages/page-csrf.test.ts): the entry page's cookie and CSRF token.
+      const entry = await fetch(`${s.proxyUrl}/device`, { redirect: 'manual' });
+      const first = /payroute_page=([A-Za-z0-9_-]+)/.exec(entry.headers.get('set-cookie') ?? '')?.[1] ?? '';
+      const entryCsrf = /name="csrf" value="([A-Za-z0-9_-]+)"/.exec(await entry.text())?.[1] ?? '';
+      const signedIn = await fetch(`${s.proxyUrl}/oauth/sign-in`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: `payroute_page=${first}` },
+        body: new URLSearchParams({ csrf: entryCsrf, return_to: '/device', api_key: u.apiKey }).toString(),
+      });
+      const cookie = /payroute_page=([A-Za-z0-9_-]+)/.exec(signedIn.headers.get('set-cookie') ?? '')?.[1] ?? first;
+      const request = {
+        client_id: c.registration.clientId,
+        redirect_uri: REDIRECT_URI,
+        code_challenge: p.challenge,
+        code_challenge_method: 'S256',
+        state: 'st-7',
+        resource: MCP,
+      };
+      const page = await fetch(
+        `${s.proxyUrl}/oauth/authorize?${new URLSearchParams({ response_type: 'code', ...request }).toString()}`,
+        { headers: { cookie: `payroute_page=${cookie}` }, redirect: 'manual' },
+      );
+      const html = await page.text();
+      t.is(page.status, 200, html.slice(0, 300));
+      // Without scope or terms: commerce, $10.00, a day.
+      t.regex(html, /10\.00/);
+      const csrf = /name="csrf" value="([A-Za-z0-9_-]+)"/.exec(html)?.[1] ?? '';
+      const decided = await fetch(`${s.proxyUrl}/oauth/consent`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: `payroute_page=${cookie}` },
+        body: new URLSearchParams({ ...request, csrf, decision: 'approve' }).toString(),
+      });
+      t.is(decided.status, 303);
+      const back = new URL(decided.headers.get('location') ?? '');
+      t.is(back.searchParams.get('state'), 'st-7');
+      const tokens = await postForm(s, '/oauth/token', codeForm(c, String(back.searchParams.get('code')), p.verifier));
+      t.is(tokens.status, 200, JSON.stringify(tokens.body));
+      t.is(decodeJwt(String(tokens.body.access_token)).aud, MCP);
+      t.is(tokens.body.scope, 'commerce');
+    });
+
     test('revocation with an access token of either resource revokes its grant', async (t) => {
       const s = stack();
       const u = await s.user();
