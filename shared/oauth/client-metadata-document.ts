@@ -21,12 +21,17 @@ export const MIN_DOCUMENT_TTL_SECS = 60;
 export const MAX_DOCUMENT_TTL_SECS = 86_400;
 export const DEFAULT_DOCUMENT_TTL_SECS = 300;
 
+/** The longest client_id the OAuth endpoints take (their schemas' `client_id`), so the longest document URL. */
+export const MAX_DOCUMENT_URL_LENGTH = 200;
+
 /**
  * Whether a client_id names a metadata document (draft §3): an https URL with a path, without a fragment, userinfo
  * or dot segments, in the form the URL parser keeps as is (so the id compared with the document's `client_id` is
- * exactly the URL fetched). An operator's or a dynamic client's id (random base64url) never is one.
+ * exactly the URL fetched), and no longer than any client_id. An operator's or a dynamic client's id (random
+ * base64url) never is one.
  */
 export function isMetadataDocumentId(clientId: string): boolean {
+  if (clientId.length > MAX_DOCUMENT_URL_LENGTH) return false;
   if (!clientId.startsWith('https://') || clientId.includes('#')) return false;
   const url = URL.parse(clientId);
   if (url === null || url.href !== clientId) return false;

@@ -307,6 +307,7 @@ test('which client ids name a metadata document, and how long a document is kept
     'https://host.example/a/../client.json',
     'https://HOST.example/client.json',
     'abcdefghijklmnop',
+    `https://host.example/${'a'.repeat(200)}`,
   ]) {
     t.false(isMetadataDocumentId(id), id);
   }
