@@ -13,7 +13,9 @@
 //                     merchant: the credential check is the only difference                     (target >= 0.95x)
 //   6. commerce-free  the same two routes to the free upstream (the probe's answer is relayed: no payment, no
 //                     database write), so the credential check is a far larger share of each call (target >= 0.95x)
-//   7. org    POST /api/v1/router/route through a delegation paying from an organization wallet (share, group and
+//   7. mcp            the call_service tool through /mcp (an access token for the MCP resource) vs the commerce route
+//                     (an access token for the API), same connector, user and paid merchant      (target >= 0.9x)
+//   8. org    POST /api/v1/router/route through a delegation paying from an organization wallet (share, group and
 //             membership checked and locked, the group budget charged before the cap) vs the same member's route
 //             through a delegation paying from their own wallet, same paid merchant             (target >= 0.9x)
 //
@@ -23,7 +25,7 @@
 // say where the time goes.
 //
 // Knobs (environment): BENCH_SECONDS (measured seconds per side of a scenario, default 20), BENCH_ONLY
-// (comma list of relay,paid,commerce,commerce-free,org,mint,workers,rss), BENCH_DB (sqlite | postgresql, default sqlite),
+// (comma list of relay,paid,commerce,commerce-free,mcp,org,mint,workers,rss), BENCH_DB (sqlite | postgresql, default sqlite),
 // BENCH_RSS_REQUESTS (default 200000), BENCH_RSS_MAX_SECONDS (default 120), BENCH_RELAY_CONNECTIONS (default 32),
 // BENCH_PAID_CONCURRENCY (default 16; the commerce scenario's too), BENCH_COMMERCE_FREE_CONCURRENCY (default 32),
 // BENCH_MINT_CONCURRENCY (default 16), BENCH_ROUNDS (A B B A rounds per scenario, default 3), BENCH_JSON (write
@@ -44,7 +46,16 @@ import type { DbKind } from '../test/support/databases.js';
 import { MERCHANT_V2 } from '../test/support/merchants/fixtures.js';
 import { createGroupBudget, createOrgDelegation, orgSpendingWorld } from '../test/support/org-spending.js';
 import type { Stack } from '../test/support/stack.js';
-import { cannon as cannonRun, closedLoop, mintCall, mintTarget, relayRequests, routeCall } from './load.js';
+import {
+  cannon as cannonRun,
+  closedLoop,
+  mcpCallService,
+  mcpSession,
+  mintCall,
+  mintTarget,
+  relayRequests,
+  routeCall,
+} from './load.js';
 import { type Child, killAll, startChild } from './processes.js';
 import { type Sink, percentile } from './stats.js';
 import { FREE_PORTS, USDC, type World, startWorld } from './world.js';
@@ -70,7 +81,9 @@ const MINT_CONCURRENCY = num('BENCH_MINT_CONCURRENCY', 16, 1, 256);
 const COMMERCE_FREE_CONCURRENCY = num('BENCH_COMMERCE_FREE_CONCURRENCY', 32, 1, 256);
 const DB: DbKind = process.env.BENCH_DB === 'postgresql' ? 'postgresql' : 'sqlite';
 const ONLY = new Set(
-  (process.env.BENCH_ONLY ?? 'relay,paid,commerce,commerce-free,org,mint,workers,rss').split(',').map((s) => s.trim()),
+  (process.env.BENCH_ONLY ?? 'relay,paid,commerce,commerce-free,mcp,org,mint,workers,rss')
+    .split(',')
+    .map((s) => s.trim()),
 );
 /** Hard ceiling of the whole run: whatever happens, children are killed and the process exits. */
 const WATCHDOG_MS = 12 * 60_000;
@@ -492,7 +505,7 @@ async function compareRoutes(
   const url = o.paid ? `${w.merchant.url}/paid` : `${w.upstream.url}/free`;
   const runId = randomUUID().slice(0, 8);
   let n = 0;
-  const call = async (side: RouteSide): Promise<void> => {
+  const call = (side: RouteSide) => async (): Promise<void> => {
     n += 1;
     await routeCall(pool, {
       path: side.path,
@@ -501,41 +514,62 @@ async function compareRoutes(
       paid: o.paid,
     });
   };
-  const viaBase = () => call(o.base);
-  const viaRouter = () => call(o.router);
   try {
-    // One call each first: a refusal (a grant, a cap, a budget, a declaration) stops here, not as a 0x ratio.
-    await viaBase();
-    await viaRouter();
-    const { base, router } = await abba(
-      async (s) => {
-        await sideLoop(s, o.concurrency, viaBase);
-        await sideLoop(s, o.concurrency, viaRouter);
-      },
-      {
-        base: async (s) => {
-          const { value, cpu } = await withCpu(pids, () => sideLoop(s, o.concurrency, viaBase));
-          return { ...value, cpu };
-        },
-        router: async (s) => {
-          const { value, cpu } = await withCpu(pids, () => sideLoop(s, o.concurrency, viaRouter));
-          return { ...value, cpu };
-        },
-      },
-    );
     const upstream = o.paid ? 'paid merchant' : 'free upstream';
-    record({
+    await compareCalls(pids, {
       scenario: o.scenario,
-      baseline: `${o.base.label} (${upstream})`,
-      router: `${o.router.label} (${upstream})`,
-      base,
-      routerSide: router,
+      concurrency: o.concurrency,
       target: o.target,
       unit: o.paid ? 'paid calls/s' : 'calls/s',
+      base: { label: `${o.base.label} (${upstream})`, call: call(o.base) },
+      router: { label: `${o.router.label} (${upstream})`, call: call(o.router) },
     });
   } finally {
     await pool.close();
   }
+}
+
+/** One side of a comparison: what the row calls it, and one call of it (throws unless the answer is right). */
+interface CallSide {
+  readonly label: string;
+  readonly call: () => Promise<void>;
+}
+
+/**
+ * Two ways of making the same call, the same number in flight, A B B A rounds, recorded as one row. One call of
+ * each first: a refusal (a grant, a cap, a budget, a declaration) stops here, not as a 0x ratio.
+ */
+async function compareCalls(
+  pids: Pids,
+  o: { scenario: string; concurrency: number; target: number; unit: string; base: CallSide; router: CallSide },
+): Promise<void> {
+  await o.base.call();
+  await o.router.call();
+  const { base, router } = await abba(
+    async (s) => {
+      await sideLoop(s, o.concurrency, o.base.call);
+      await sideLoop(s, o.concurrency, o.router.call);
+    },
+    {
+      base: async (s) => {
+        const { value, cpu } = await withCpu(pids, () => sideLoop(s, o.concurrency, o.base.call));
+        return { ...value, cpu };
+      },
+      router: async (s) => {
+        const { value, cpu } = await withCpu(pids, () => sideLoop(s, o.concurrency, o.router.call));
+        return { ...value, cpu };
+      },
+    },
+  );
+  record({
+    scenario: o.scenario,
+    baseline: o.base.label,
+    router: o.router.label,
+    base,
+    routerSide: router,
+    target: o.target,
+    unit: o.unit,
+  });
 }
 
 async function scenarioCommerce(w: BenchWorld, pids: Pids, variant: 'paid' | 'free'): Promise<void> {
@@ -566,6 +600,55 @@ async function scenarioCommerce(w: BenchWorld, pids: Pids, variant: 'paid' | 'fr
       label: 'POST /api/v1/router/commerce/route with a commerce access token',
     },
   });
+}
+
+/**
+ * Scenario 7 (`mcp`): the call_service tool through /mcp (an access token for the MCP resource, one session; each
+ * call a JSON-RPC tools/call answered with the tool result) against POST /router/commerce/route (an access token for
+ * the API) to the same paid merchant, same user, same connector, 16 in flight. The tool is the commerce route behind
+ * another door: the difference is the door (the session read, JSON-RPC, the SDK server and transport per request).
+ */
+async function scenarioMcp(w: BenchWorld, pids: Pids): Promise<void> {
+  const access = w.commerce;
+  if (access === undefined) throw new Error('no commerce token');
+  log(
+    `mcp: call_service through /mcp (MCP access token) vs POST /api/v1/router/commerce/route (API access token), ` +
+      `${PAID_CONCURRENCY} in flight, same paid @x402/express v2 merchant`,
+  );
+  const pool = new Pool(w.stack.proxyUrl, { connections: PAID_CONCURRENCY, keepAliveTimeout: 60_000 });
+  const url = `${w.merchant.url}/paid`;
+  const runId = randomUUID().slice(0, 8);
+  let n = 0;
+  try {
+    const session = await mcpSession(pool, access.mcpToken);
+    await compareCalls(pids, {
+      scenario: 'mcp',
+      concurrency: PAID_CONCURRENCY,
+      target: 0.9,
+      unit: 'paid calls/s',
+      base: {
+        label: 'POST /api/v1/router/commerce/route with a commerce access token (paid merchant)',
+        call: async () => {
+          n += 1;
+          await routeCall(pool, {
+            path: '/api/v1/router/commerce/route',
+            bearer: access.token,
+            body: { requestId: `mcp-base-${runId}-${n}`, url, method: 'GET' },
+            paid: true,
+          });
+        },
+      },
+      router: {
+        label: 'the call_service tool through /mcp with an MCP access token (paid merchant)',
+        call: async () => {
+          n += 1;
+          await mcpCallService(pool, { token: access.mcpToken, session, url, paid: true, id: n });
+        },
+      },
+    });
+  } finally {
+    await pool.close();
+  }
 }
 
 /**
@@ -849,7 +932,7 @@ async function setup(): Promise<{ w: BenchWorld; pids: Pids }> {
   const world = await startWorld({
     db: DB,
     ports: FREE_PORTS,
-    commerce: ONLY.has('commerce') || ONLY.has('commerce-free'),
+    commerce: ONLY.has('commerce') || ONLY.has('commerce-free') || ONLY.has('mcp'),
     payers: async (stack) => {
       org = ONLY.has('org') ? await orgBench(stack) : undefined;
       return [privateKeyToAccount(baselineKey).address, ...(org?.payers ?? [])];
@@ -934,6 +1017,7 @@ async function main(): Promise<void> {
     if (ONLY.has('paid')) await scenarioPaid(w, pids);
     if (ONLY.has('commerce')) await scenarioCommerce(w, pids, 'paid');
     if (ONLY.has('commerce-free')) await scenarioCommerce(w, pids, 'free');
+    if (ONLY.has('mcp')) await scenarioMcp(w, pids);
     if (ONLY.has('org')) await scenarioOrg(w, pids);
     if (ONLY.has('mint')) await scenarioMint(w, pids);
     if (ONLY.has('workers')) await scenarioWorkers(w, pids);

@@ -112,6 +112,63 @@ export async function routeCall(
   if (body.status !== 200 || !expected) throw new Error(`${o.path} answered ${text.slice(0, 300)}`);
 }
 
+/** An MCP session on the proxy's /mcp for `token` (initialize): the headers every later request carries. */
+export async function mcpSession(pool: Pool, token: string): Promise<Record<string, string>> {
+  const res = await pool.request({
+    path: '/mcp',
+    method: 'POST',
+    headers: mcpHeaders(token, {}),
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'bench', version: '1' } },
+    }),
+  });
+  const text = await res.body.text();
+  const session = res.headers['mcp-session-id'];
+  if (res.statusCode !== 200 || typeof session !== 'string')
+    throw new Error(`mcp initialize ${res.statusCode}: ${text}`);
+  return { 'mcp-session-id': session, 'mcp-protocol-version': '2025-11-25' };
+}
+
+const mcpHeaders = (token: string, session: Record<string, string>) => ({
+  authorization: `Bearer ${token}`,
+  'content-type': 'application/json',
+  accept: 'application/json, text/event-stream',
+  ...session,
+});
+
+/**
+ * One call_service tool call through /mcp that must answer a result relaying the upstream's 200: paid and `Settled`
+ * when `paid`, unpaid otherwise (the tool gives each call a fresh requestId). Throws on anything else.
+ */
+export async function mcpCallService(
+  pool: Pool,
+  o: { token: string; session: Record<string, string>; url: string; paid: boolean; id: number },
+): Promise<void> {
+  const res = await pool.request({
+    path: '/mcp',
+    method: 'POST',
+    headers: mcpHeaders(o.token, o.session),
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: o.id,
+      method: 'tools/call',
+      params: { name: 'call_service', arguments: { url: o.url, method: 'GET' } },
+    }),
+  });
+  const text = await res.body.text();
+  if (res.statusCode !== 200) throw new Error(`/mcp ${res.statusCode}: ${text.slice(0, 300)}`);
+  const body = JSON.parse(text) as {
+    result?: { isError?: boolean; structuredContent?: { status: number; paid: boolean; payment?: { status: string } } };
+  };
+  const r = body.result?.structuredContent;
+  const expected = o.paid ? r?.paid === true && r.payment?.status === 'Settled' : r?.paid === false;
+  if (body.result?.isError === true || r?.status !== 200 || !expected)
+    throw new Error(`/mcp answered ${text.slice(0, 300)}`);
+}
+
 /**
  * The target of a mode A mint: the merchant's own 402 (its PAYMENT-REQUIRED header, x402 v2), as an agent would
  * pass it on.

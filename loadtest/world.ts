@@ -35,6 +35,9 @@ export interface CommerceAccess {
   /** The registered client, for a k6 run that gets its own token in setup(). */
   readonly clientId: string;
   readonly redirectUri: string;
+  /** An access token of another `commerce` grant of the same client and user, for the MCP endpoint (RFC 8707
+   *  `resource` {host_url}/mcp), with the same terms. */
+  readonly mcpToken: string;
 }
 
 export interface World {
@@ -143,16 +146,24 @@ async function commerceAccess(stack: Stack, apiKey: string): Promise<CommerceAcc
     verified: false,
     accountLevel: false,
   });
-  const p = await pkce();
   const terms = { scope: 'commerce', spending_limit_cents: 100_000_000, currency: 'usdc', duration_secs: 86_400 };
-  const body = authorizeBody(c, p, terms);
-  const approved = await approve(stack, apiKey, body);
-  if ((approved.status !== 200 && approved.status !== 201) || typeof approved.body.code !== 'string') {
-    throw new Error(`oauth/authorize ${approved.status}: ${JSON.stringify(approved.body)}`);
-  }
-  const t = await postForm(stack, '/oauth/token', codeForm(c, approved.body.code, p.verifier));
-  if (t.status !== 200 || typeof t.body.access_token !== 'string') {
-    throw new Error(`oauth/token ${t.status}: ${JSON.stringify(t.body)}`);
-  }
-  return { token: t.body.access_token, clientId: c.registration.clientId, redirectUri: body.redirect_uri };
+  // The MCP endpoint's resource identifier, as a host reads it from the protected-resource metadata.
+  const metadata = await fetch(`${stack.proxyUrl}/.well-known/oauth-protected-resource/mcp`);
+  const { resource } = (await metadata.json()) as { resource: string };
+  const tokenFor = async (extra: Record<string, unknown>): Promise<{ token: string; redirectUri: string }> => {
+    const p = await pkce();
+    const body = authorizeBody(c, p, { ...terms, ...extra });
+    const approved = await approve(stack, apiKey, body);
+    if ((approved.status !== 200 && approved.status !== 201) || typeof approved.body.code !== 'string') {
+      throw new Error(`oauth/authorize ${approved.status}: ${JSON.stringify(approved.body)}`);
+    }
+    const t = await postForm(stack, '/oauth/token', codeForm(c, approved.body.code, p.verifier));
+    if (t.status !== 200 || typeof t.body.access_token !== 'string') {
+      throw new Error(`oauth/token ${t.status}: ${JSON.stringify(t.body)}`);
+    }
+    return { token: t.body.access_token, redirectUri: body.redirect_uri };
+  };
+  const api = await tokenFor({});
+  const mcp = await tokenFor({ resource });
+  return { token: api.token, clientId: c.registration.clientId, redirectUri: api.redirectUri, mcpToken: mcp.token };
 }

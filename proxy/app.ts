@@ -1,5 +1,5 @@
 // The proxy process's request handler: the public front door. It serves its own routes (/healthz and the router:
-// /api/v1/router/*, /api/v1/proxy, /proxy) from its route table, answers /metrics itself (its own metrics, never
+// /api/v1/router/*, /api/v1/proxy, /proxy) from its route table, the MCP endpoint (/mcp), answers /metrics itself (its own metrics, never
 // the admin's), and forwards everything else to the admin process.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Config } from '../config/index.js';
@@ -14,11 +14,12 @@ import { mainPortAccess, metricsAnswer } from '../shared/metrics/endpoint.js';
 import { type RequestTarget, targetOf } from './http/request-target.js';
 import type { RequestFacts, RouteMatch, RouteTable } from './http/route-table.js';
 import type { AdminForwarder } from './admin-forward.js';
+import { MCP_PATH, type McpEndpoint } from './mcp/endpoint.js';
 import { sendError, writeHead } from './respond.js';
 
 /** Paths the proxy owns; anything under them that no route serves is answered here, never forwarded. Tested on the
  *  path as sent, the one the admin process would route on, never a URL parser's reading of it. */
-const OWN_PATHS = /^\/(?:healthz$|readyz$|api\/v1\/(?:router|proxy)(?:\/|$)|proxy(?:\/|$))/;
+const OWN_PATHS = /^\/(?:healthz$|readyz$|mcp$|api\/v1\/(?:router|proxy)(?:\/|$)|proxy(?:\/|$))/;
 
 export interface ProxyDeps {
   readonly config: Config;
@@ -27,6 +28,8 @@ export interface ProxyDeps {
   readonly admin: AdminForwarder;
   readonly credentials: CredentialResolver;
   readonly routes: RouteTable;
+  /** {host_url}/mcp (proxy/mcp/endpoint.ts). */
+  readonly mcp: McpEndpoint;
   /** The CLIENT_ADDRESS_HEADER value vouching for a request's client address (shared/client-address.ts). */
   readonly clientAddress: (req: IncomingMessage) => string;
 }
@@ -37,8 +40,8 @@ function paymentIdOf(err: AppError): string | undefined {
   return typeof id === 'string' ? id : undefined;
 }
 
-export function buildProxyHandler({ config, log, admin, credentials, routes, clientAddress }: ProxyDeps) {
-  registerRouteTemplates(routes.routes().map((r) => r.path));
+export function buildProxyHandler({ config, log, admin, credentials, routes, mcp, clientAddress }: ProxyDeps) {
+  registerRouteTemplates([...routes.routes().map((r) => r.path), MCP_PATH]);
   const metricsAccess = mainPortAccess(config.METRICS_TOKEN);
 
   /** Runs the route the request names; what no route takes is 404 or 405, after a valid credential. */
@@ -53,6 +56,11 @@ export function buildProxyHandler({ config, log, admin, credentials, routes, cli
     const method = req.method ?? 'GET';
     const path = target.pathname;
     // A dot segment, backslash or encoded separator is no route, whatever it resolves to (shared/request-path.ts).
+    if (path === MCP_PATH && !target.ambiguous) {
+      http.route = MCP_PATH;
+      await mcp.serve(req, res, facts);
+      return;
+    }
     const found: RouteMatch = target.ambiguous ? { type: 'not-found' } : routes.match(method, path);
     if (found.type === 'route') {
       http.route = found.route.path;

@@ -23,6 +23,8 @@ import { WORKER_SLOT_ENV, reportServing } from './cluster.js';
 import { buildProxyHandler } from './app.js';
 import { createAdminForwarder } from './admin-forward.js';
 import { buildRouterRoutes } from './routes/index.js';
+import { createMcpEndpoint } from './mcp/endpoint.js';
+import type { RouterServices } from '../shared/router/services.js';
 
 /**
  * The longest a router call can last when every wait on its path ends at its bound: reading the body, the probe and
@@ -53,24 +55,23 @@ export async function serveProxy(config: Config, log: Logger, announce: boolean)
   });
   const feeRecipient = config.ROUTER_FEE_RECIPIENT ?? (await ensureOperatorWallet(ctx));
   const signer = createDigestSigner(config.ROUTER_SIGNING_THREADS);
-  const routes = buildRouterRoutes(
-    {
-      ctx,
-      requestClaims: createRequestClaimStore(),
-      limiter: createConcurrencyLimiter(config.ROUTER_MAX_CONCURRENT_PER_USER, {
-        maxHoldMs: longestRouterCallMs(config),
-        onReclaim: (userId) => log.error({ userId }, 'a router slot was held past the longest call: taken back'),
-      }),
-      waiting: createConcurrencyLimiter(config.ROUTER_MAX_CONCURRENT_PER_USER),
-      upstream,
-      feeRecipient: getAddress(feeRecipient),
-      walletKeys: createWalletKeyCache(ctx),
-      delegations: createDelegationSnapshots(ctx),
-      signer,
-      settlement: settlementOf(ctx),
-    },
-    lifecycle,
-  );
+  const services: RouterServices = {
+    ctx,
+    requestClaims: createRequestClaimStore(),
+    limiter: createConcurrencyLimiter(config.ROUTER_MAX_CONCURRENT_PER_USER, {
+      maxHoldMs: longestRouterCallMs(config),
+      onReclaim: (userId) => log.error({ userId }, 'a router slot was held past the longest call: taken back'),
+    }),
+    waiting: createConcurrencyLimiter(config.ROUTER_MAX_CONCURRENT_PER_USER),
+    upstream,
+    feeRecipient: getAddress(feeRecipient),
+    walletKeys: createWalletKeyCache(ctx),
+    delegations: createDelegationSnapshots(ctx),
+    signer,
+    settlement: settlementOf(ctx),
+  };
+  const routes = buildRouterRoutes(services, lifecycle);
+  const mcp = createMcpEndpoint(services, credentials, log);
   const server = createServer(
     { connectionsCheckingInterval: connectionsCheckingIntervalMs(config.HEADERS_TIMEOUT_MS) },
     tracked(
@@ -81,6 +82,7 @@ export async function serveProxy(config: Config, log: Logger, announce: boolean)
         admin,
         credentials,
         routes,
+        mcp,
         clientAddress: (req) =>
           stampClientAddress(
             ctx.box,
@@ -110,6 +112,8 @@ export async function serveProxy(config: Config, log: Logger, announce: boolean)
     else if (cluster.isWorker) reportServing(port);
   });
   onShutdown(log, config.SHUTDOWN_GRACE_MS, async () => {
+    // An open MCP stream would hold the drain to its grace: ended now, its host reconnects to another process.
+    mcp.close();
     if (!(await drainServer(server, lifecycle, config.SHUTDOWN_GRACE_MS)))
       log.warn({ graceMs: config.SHUTDOWN_GRACE_MS }, 'calls still in flight when the grace ran out were cut');
     await metrics.close();

@@ -236,7 +236,7 @@ export function buildOpenApiDocument(
       summary:
         'Payments for AI agents: plans and credits, delegations, x402 permissions, the payment router, OAuth for connectors, organizations.',
       description:
-        'Generated from the route tables of the proxy (the public front door) and the admin process, and from the zod schemas their routes validate with. Errors are the BCK envelope (`ErrorEnvelope`; `x-error-codes` lists the codes each operation can answer, docs/errors.md describes each), except where an operation says otherwise. Amounts are decimal strings.',
+        'Generated from the route tables of the proxy (the public front door) and the admin process, and from the zod schemas their routes validate with. Errors are the BCK envelope (`ErrorEnvelope`; `x-error-codes` lists the codes each operation can answer, docs/errors.md describes each), except where an operation says otherwise. Amounts are decimal strings. The MCP endpoint, `/mcp` on the same host, is not an operation here: it speaks JSON-RPC over the MCP Streamable HTTP transport (POST messages, GET the server-to-client stream, DELETE a session; protocol versions 2025-11-25 and 2025-06-18), takes only OAuth access tokens issued for the resource `{host_url}/mcp` (RFC 8707; its metadata at `/.well-known/oauth-protected-resource/mcp`), and offers the tools search_services, call_service, get_spending and list_payments (README, "Using payroute from an MCP host").',
     },
     servers: [{ url: '/', description: "This service (the proxy's address)." }],
     tags: Object.entries(TAGS).map(([name, description]) => ({ name, description })),

@@ -13,7 +13,7 @@ import { type AdminRoute, get } from '../http/route.js';
 import { OPERATIONS } from '../openapi/operations.js';
 import { RAPIDOC_PATH, REFERENCE_CSP, REFERENCE_PAGE } from '../openapi/reference-page.js';
 import { listAdminRoutes, listProxyRoutes } from '../openapi/route-listing.js';
-import { InvariantError } from '../../shared/errors/invariant.js';
+import { serviceVersion } from '../../shared/version.js';
 
 const require = createRequire(import.meta.url);
 
@@ -29,18 +29,6 @@ function once<T>(make: () => Promise<T>): () => Promise<T> {
   };
 }
 
-/** `adminTable` gives the admin process's whole route table (this module's routes among them). */
-/** package.json from the sources (admin/routes/) or from the compiled code (dist/admin/routes/). */
-const PACKAGE_JSON = ['../../package.json', '../../../package.json'].map((p) =>
-  fileURLToPath(new URL(p, import.meta.url)),
-);
-
-function firstExisting(paths: readonly string[]): string {
-  const found = paths.find((p) => existsSync(p));
-  if (found === undefined) throw new InvariantError(`none of ${paths.join(', ')} exists`);
-  return found;
-}
-
 /**
  * RapiDoc is a development dependency (its own dependency tree is large and only bundled into this one file):
  * `npm run build` copies the bundle to dist/assets/, which the image runs from; from the sources it is read from
@@ -53,10 +41,9 @@ function rapidocBundle(): string {
 
 export function openApiRoutes({ ctx }: AdminDeps, adminTable: () => readonly AdminRoute[]): AdminRoute[] {
   const documentJson = once(async () => {
-    const pkg = JSON.parse(await readFile(firstExisting(PACKAGE_JSON), 'utf8')) as { version?: unknown };
     const routes = [...listAdminRoutes(adminTable()), ...listProxyRoutes()];
     const built = buildOpenApiDocument(routes, OPERATIONS, {
-      version: typeof pkg.version === 'string' ? pkg.version : '0.0.0',
+      version: serviceVersion(),
       oauth: authorizationServerMetadata(ctx.config),
     });
     if (built.problems.length > 0) ctx.log.warn({ problems: built.problems }, 'the API description is incomplete');

@@ -5,10 +5,11 @@
 // a revoked grant stops working within a second in every process (the spend module's conditional UPDATE still
 // refuses a revoked delegation at once).
 import { createHash } from 'node:crypto';
+import { errors } from 'jose';
 import { LRUCache } from 'lru-cache';
 import { z } from 'zod';
 import type { ServiceContext } from '../context.js';
-import { CONSENT_TYPES } from '../db/entities/index.js';
+import { CONSENT_TYPES, type TokenAudience } from '../db/entities/index.js';
 import { userById } from '../accounts/store.js';
 import { AppError } from '../errors/app-error.js';
 import type { TokenSigner } from '../keys/signing-keys.js';
@@ -21,8 +22,9 @@ import type { OAuthCaller } from './caller.js';
 export interface OAuthCredential {
   /** True when `token` has the form of a JWT (three base64url parts; an API key has a colon). */
   matches(token: string): boolean;
-  /** The caller the token names, or 401 BCK.AUTH.0001 (forged, expired, or its grant no longer live). */
-  verify(token: string): Promise<OAuthCaller>;
+  /** The caller the token names, or 401 BCK.AUTH.0001 (forged, expired, for another resource than `audience`, or
+   *  its grant no longer live). */
+  verify(token: string, audience: TokenAudience): Promise<OAuthCaller>;
 }
 
 const JWT_FORM = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
@@ -44,7 +46,12 @@ export function createOAuthCredential(ctx: ServiceContext, signer: TokenSigner):
   // same token for many calls, and the ECDSA check costs more than the rest of a free relayed call; the grant's
   // liveness is still known to within API_KEY_CACHE_MS (<= 1 s), as it was when the grant alone was cached.
   const verified = ttl > 0 ? new LRUCache<string, OAuthCaller>({ max: 10_000, ttl }) : undefined;
-  const audience = resourceOf(ctx.config);
+  // RFC 8707: a token is for one resource, named in its `aud`, and no other resource accepts it (a token for the
+  // MCP endpoint is refused on the API, and the other way round), so a token leaked by one door opens no other.
+  const resources: Readonly<Record<TokenAudience, string>> = {
+    api: resourceOf(ctx.config, 'api'),
+    mcp: resourceOf(ctx.config, 'mcp'),
+  };
   const refuse = (why: string): never => {
     throw new AppError('BCK.AUTH.0001', { details: why });
   };
@@ -77,17 +84,24 @@ export function createOAuthCredential(ctx: ServiceContext, signer: TokenSigner):
 
   return {
     matches: (token) => JWT_FORM.test(token),
-    async verify(token) {
-      const digest = verified === undefined ? '' : createHash('sha256').update(token).digest('base64url');
+    async verify(token, audience) {
+      // By resource and token: a token verified for one resource is never a hit for the other.
+      const digest =
+        verified === undefined ? '' : `${audience}:${createHash('sha256').update(token).digest('base64url')}`;
       const hit = cacheLookup('oauth_token', verified?.get(digest));
       if (hit !== undefined) return hit;
       let payload: unknown;
       try {
-        const verified = await signer.verify(token, audience);
+        const verified = await signer.verify(token, resources[audience]);
         if (verified.protectedHeader.typ !== ACCESS_TOKEN_TYP) return refuse('not an OAuth access token');
         payload = verified.payload;
       } catch (err) {
         if (err instanceof AppError) throw err;
+        if (err instanceof errors.JWTClaimValidationFailed && err.claim === 'aud') {
+          return refuse(
+            `the access token is not for ${resources[audience]} (RFC 8707: ask for one with that resource)`,
+          );
+        }
         return refuse('the access token is invalid or has expired');
       }
       const claims = Claims.safeParse(payload);

@@ -81,6 +81,24 @@ export const COMMERCE_ONLY: RouteCallers<CommerceCaller> = {
   },
 };
 
+/**
+ * The MCP endpoint: only an OAuth access token issued for `{host_url}/mcp` (RFC 8707), of a `commerce` grant; any
+ * other credential, a token for the API or an API key included, is 401 with /mcp's challenge (the resolver's).
+ */
+export const MCP_COMMERCE: RouteCallers<CommerceCaller> = {
+  public: false,
+  accepts: Object.freeze(['commerce'] as const),
+  refusal: 'BCK.OAUTH.0031',
+  async authorize(credentials, authorization) {
+    const caller = await credentials.resolve(authorization, 'mcp');
+    if (caller.kind === 'commerce') return caller;
+    throw new AppError('BCK.OAUTH.0031', {
+      details: 'the MCP endpoint needs an OAuth commerce credential',
+      params: { kind: caller.kind },
+    });
+  },
+};
+
 /** Routes that act for a user through one of the user's API keys. */
 export const API_KEY = accepts('apiKey');
 

@@ -30,6 +30,11 @@ export function audienceOf(config: Pick<Config, 'publicUrl'>, resource: string):
 export const resourceMetadataUrl = (publicUrl: string, audience: TokenAudience = 'api'): string =>
   `${publicUrl}/.well-known/oauth-protected-resource${audience === 'mcp' ? '/mcp' : ''}`;
 
+/** The challenge of a 401 for a presented token that is expired, revoked or not for this resource (RFC 6750
+ *  §3.1 `invalid_token`): the client refreshes, or asks its human again, rather than look for a credential. */
+export const invalidTokenChallenge = (publicUrl: string, audience: TokenAudience = 'api'): string =>
+  `Bearer error="invalid_token", resource_metadata="${resourceMetadataUrl(publicUrl, audience)}"`;
+
 /** The challenge of a 401 (RFC 6750 §3, `resource_metadata` of RFC 9728 §5.1). */
 export const bearerChallenge = (publicUrl: string, audience: TokenAudience = 'api'): string =>
   `Bearer resource_metadata="${resourceMetadataUrl(publicUrl, audience)}"`;

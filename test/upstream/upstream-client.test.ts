@@ -16,6 +16,7 @@ import { type Failed, type Refused, UpstreamStreamError } from '../../shared/ups
 import { REASON, headersTooLarge } from '../../shared/upstream/reasons.js';
 import type { Resolver } from '../../shared/upstream/resolver.js';
 import { upstreamAppError } from '../../shared/upstream/to-app-error.js';
+import { writeSelfSigned } from '../support/tls.js';
 
 interface Seen {
   method: string;
@@ -743,30 +744,8 @@ testNeeding('python3', HAS_PYTHON3, 'connect timeout: a listener with a full bac
 function selfSigned(name: string): { key: string; cert: string } | undefined {
   const dir = mkdtempSync(join(tmpdir(), 'payroute-tls-'));
   try {
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'ec',
-        '-pkeyopt',
-        'ec_paramgen_curve:prime256v1',
-        '-nodes',
-        '-days',
-        '1',
-        '-subj',
-        `/CN=${name}`,
-        '-addext',
-        `subjectAltName=DNS:${name}`,
-        '-keyout',
-        join(dir, 'key.pem'),
-        '-out',
-        join(dir, 'cert.pem'),
-      ],
-      { stdio: 'ignore' },
-    );
-    return { key: readFileSync(join(dir, 'key.pem'), 'utf8'), cert: readFileSync(join(dir, 'cert.pem'), 'utf8') };
+    const { keyPath, certPath } = writeSelfSigned(dir, name, `DNS:${name}`, 1);
+    return { key: readFileSync(keyPath, 'utf8'), cert: readFileSync(certPath, 'utf8') };
   } catch {
     return undefined;
   } finally {
