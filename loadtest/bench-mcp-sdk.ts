@@ -3,18 +3,27 @@
 // included, the same in each): `plain` writes the JSON-RPC answer by hand (the floor), `node` builds an SDK Server
 // and a stateless StreamableHTTPServerTransport per request (what /mcp does), `web` the same with the Web-standard
 // transport (no Node-to-Fetch conversion), `stateful` one SDK server and session transport reused for every call.
-//   node --import tsx loadtest/bench-mcp-sdk.ts <plain|node|web|stateful>
+//   node --import tsx loadtest/bench-mcp-sdk.ts <plain|node|shared|web|stateful>
 import { createServer } from 'node:http';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
 import { Pool } from 'undici';
 
 const mode = process.argv[2] ?? 'node';
-if (!['plain', 'node', 'web', 'stateful'].includes(mode)) throw new Error('mode: plain | node | web | stateful');
+if (!['plain', 'node', 'shared', 'web', 'stateful'].includes(mode)) {
+  throw new Error('mode: plain | node | shared | web | stateful');
+}
+// `shared`: as `node`, with one JSON Schema validator for every server (the SDK makes an Ajv instance per server
+// unless given one).
+const validator = new AjvJsonSchemaValidator();
 function serverFor() {
-  const server = new Server({ name: 'x', version: '1' }, { capabilities: { tools: {} } });
+  const server = new Server(
+    { name: 'x', version: '1' },
+    { capabilities: { tools: {} }, ...(mode === 'shared' ? { jsonSchemaValidator: validator } : {}) },
+  );
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [] }));
   server.setRequestHandler(CallToolRequestSchema, async () => ({
     content: [{ type: 'text', text: '{}' }],
@@ -45,7 +54,7 @@ const http = createServer(async (req, res) => {
     return;
   }
   const server = serverFor();
-  if (mode === 'node') {
+  if (mode === 'node' || mode === 'shared') {
     const t = new StreamableHTTPServerTransport({ enableJsonResponse: true });
     await server.connect(t);
     await t.handleRequest(req, res, body);

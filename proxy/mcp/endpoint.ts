@@ -14,6 +14,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
 import {
   CallToolRequestSchema,
   ErrorCode,
@@ -62,10 +63,17 @@ function sessionIdOf(req: IncomingMessage): string | undefined {
   return typeof v === 'string' ? v : undefined;
 }
 
+/**
+ * The JSON Schema validator every server of this process shares. The SDK's Server makes a new Ajv instance unless
+ * given one, which was most of the cost of building a server per request (~110-170 µs of ~120-180); this server
+ * never validates with it (it asks the host for nothing), and one instance serves any number of servers.
+ */
+const VALIDATOR = new AjvJsonSchemaValidator();
+
 function serverFor(services: RouterServices, caller: CommerceCaller, log: Logger, facts: RequestFacts): Server {
   const server = new Server(
     { name: 'payroute', version: serviceVersion() },
-    { capabilities: { tools: {} }, instructions: INSTRUCTIONS },
+    { capabilities: { tools: {} }, instructions: INSTRUCTIONS, jsonSchemaValidator: VALIDATOR },
   );
   server.setRequestHandler(ListToolsRequestSchema, async () => ({
     tools: MCP_TOOLS.map((t) => ({
