@@ -26,7 +26,10 @@ export const postgresqlMigrations: MigrationObject[] = [
   { name: 'Migration20261123134526_auth_nonce', class: Migration20261123134526_auth_nonce },
   { name: 'Migration20261123160054_fee_reserved', class: Migration20261123160054_fee_reserved },
   { name: 'Migration20261124030100_credit_holding', class: Migration20261124030100_credit_holding },
-  { name: 'Migration20261124030200_permission_signature_hash', class: Migration20261124030200_permission_signature_hash },
+  {
+    name: 'Migration20261124030200_permission_signature_hash',
+    class: Migration20261124030200_permission_signature_hash,
+  },
   { name: 'Migration20261124050000_idempotency_key', class: Migration20261124050000_idempotency_key },
   { name: 'Migration20261124060000_status_enums', class: Migration20261124060000_status_enums },
   { name: 'Migration20261124070000_oauth_client', class: Migration20261124070000_oauth_client },
@@ -35,7 +38,10 @@ export const postgresqlMigrations: MigrationObject[] = [
   { name: 'Migration20261124100000_organizations', class: Migration20261124100000_organizations },
   { name: 'Migration20261124110000_chain_settlement', class: Migration20261124110000_chain_settlement },
   { name: 'Migration20261124120000_chain_orders', class: Migration20261124120000_chain_orders },
-  { name: 'Migration20261127100000_oauth_disable_and_device_rate', class: Migration20261127100000_oauth_disable_and_device_rate },
+  {
+    name: 'Migration20261127100000_oauth_disable_and_device_rate',
+    class: Migration20261127100000_oauth_disable_and_device_rate,
+  },
   { name: 'Migration20261127110000_secrets_key_check', class: Migration20261127110000_secrets_key_check },
   { name: 'Migration20261127120000_catalog_metadata', class: Migration20261127120000_catalog_metadata },
   { name: 'Migration20261128100000_mcp_and_resources', class: Migration20261128100000_mcp_and_resources },
