@@ -15,12 +15,14 @@ import { freePort } from '../support/ports.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
-/** Packages the tests, the benchmarks and the build use: none may reach the production tree. */
+/**
+ * Packages the tests, the benchmarks and the build use: none may reach the production tree. Not express nor hono,
+ * though the test merchants use express: the MCP SDK (a production dependency, the /mcp endpoint) depends on both,
+ * and its Node transport runs on @hono/node-server.
+ */
 const TEST_PACKAGES = [
   'ava',
   'mppx',
-  'express',
-  'hono',
   'typescript',
   'tsx',
   'esbuild',
@@ -219,7 +221,16 @@ test('SLOW: the image build, replayed without Docker and without a compiler: the
       (name) => TEST_PACKAGES.includes(name) || TEST_SCOPES.some((scope) => name.startsWith(`${scope}/`)),
     );
     t.deepEqual([...new Set(leaked)].sort(), [], runtime.log.join('\n'));
-    for (const needed of ['koa', '@mikro-orm/core', '@mikro-orm/sqlite', 'better-sqlite3', 'pg', 'secp256k1', 'viem']) {
+    for (const needed of [
+      'koa',
+      '@mikro-orm/core',
+      '@mikro-orm/sqlite',
+      'better-sqlite3',
+      'pg',
+      'secp256k1',
+      'viem',
+      '@modelcontextprotocol/sdk',
+    ]) {
       t.true(installed.includes(needed), `${needed} is installed`);
     }
     t.false(existsSync(join(app, 'node_modules/.bin/tsc')), 'no compiler in the runtime tree');
@@ -275,6 +286,10 @@ test('SLOW: the image build, replayed without Docker and without a compiler: the
     t.is(jwks.status, 200);
     const body = (await jwks.json()) as { keys?: unknown };
     t.true(Array.isArray(body.keys) && body.keys.length > 0, JSON.stringify(body));
+    // The MCP endpoint, on the SDK from the production tree: without a token, the challenge naming its metadata.
+    const mcp = await fetch(`http://127.0.0.1:${proxyPort}/mcp`, { method: 'POST' });
+    t.is(mcp.status, 401);
+    t.regex(mcp.headers.get('www-authenticate') ?? '', /oauth-protected-resource\/mcp"/);
 
     // The image's entry point, in its cli and migrate roles, on the same database.
     const created = await run(
