@@ -30,7 +30,7 @@ import { MCP_COMMERCE } from '../../shared/auth/route-callers.js';
 import { AppError } from '../../shared/errors/app-error.js';
 import type { Logger } from '../../shared/log.js';
 import { invalidTokenChallenge } from '../../shared/oauth/metadata.js';
-import { refusalOf } from '../../shared/mcp/results.js';
+import { refusalOf, toolResult } from '../../shared/mcp/results.js';
 import { type McpSessions, createMcpSessions } from '../../shared/mcp/sessions.js';
 import { MCP_TOOLS, toolNamed } from '../../shared/mcp/tools.js';
 import type { RouterServices } from '../../shared/router/services.js';
@@ -95,7 +95,7 @@ function serverFor(services: RouterServices, caller: CommerceCaller, log: Logger
       if (typeof payment === 'object' && payment !== null && 'paymentId' in payment) {
         facts.paymentId = String(payment.paymentId);
       }
-      return { content: [{ type: 'text', text: JSON.stringify(result) }], structuredContent: result };
+      return toolResult(result);
     } catch (err) {
       const refusal = refusalOf(err);
       if (refusal.structuredContent.code === 'BCK.HTTP.0500') log.error({ err, tool: tool.name }, 'MCP tool failed');

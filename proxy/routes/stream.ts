@@ -8,7 +8,7 @@ import { PROXY_ROUTES } from '../../shared/router/routes.js';
 import type { RouterServices } from '../../shared/router/services.js';
 import { proxyStream } from '../../shared/router/flows/stream.js';
 import { NodeCallerChannel } from '../http/caller-channel.js';
-import { parseOr400 } from '../http/json.js';
+import { parseOr400 } from '../../shared/router/parse.js';
 import type { RouteTable, RouterRequest } from '../http/route-table.js';
 
 export function streamRoutes(table: RouteTable, services: RouterServices): void {

@@ -10,6 +10,7 @@ import { AppError } from '../errors/app-error.js';
 import { routePaid, routerSlot } from '../router/flows/route.js';
 import { listPayments } from '../router/payment-listing.js';
 import { paymentOwnerOf } from '../router/principal.js';
+import { parseOr400 } from '../router/parse.js';
 import { CommerceRouteBody } from '../router/requests.js';
 import type { RouterServices } from '../router/services.js';
 import { line } from '../text.js';
@@ -29,14 +30,8 @@ export interface McpTool {
 }
 
 /** Arguments are parsed as the route parses its body: a refusal names the fields (400 BCK.ROUTER.0001 there). */
-function parsed<S extends z.ZodType>(schema: S, args: unknown): z.output<S> {
-  const r = schema.safeParse(args ?? {});
-  if (r.success) return r.data;
-  const issues = r.error.issues
-    .slice(0, 20)
-    .map((i) => `${['arguments', ...i.path.map(String)].join('.')}: ${i.message}`);
-  throw new AppError('BCK.ROUTER.0001', { details: issues.join('; '), params: { issues } });
-}
+const parsed = <S extends z.ZodType>(schema: S, args: unknown): z.output<S> =>
+  parseOr400(schema, args ?? {}, 'arguments');
 
 const SearchArgs = z.object({
   query: line(200).optional(),
